@@ -1,0 +1,304 @@
+"""One pass over a module that records every pipeline-mode construct the rules and fixes need.
+
+Rules never walk the tree themselves: they read the facts gathered here, so the parse and the
+traversal are paid once per file however many rules run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .imports import ImportTable, dotted_name, import_table
+from .optable import Op, OpTable, load_op_table
+
+PIPELINE_DEF = "nvidia.dali.pipeline_def"
+PIPELINE_CLASS = "nvidia.dali.Pipeline"
+RUN_METHODS = frozenset({"run", "outputs", "share_outputs"})
+PLUMBING_METHODS = frozenset(
+    {"build", "run", "schedule_run", "outputs", "share_outputs", "release_outputs"}
+)
+TENSORLIST_METHODS = frozenset(
+    {"at", "as_cpu", "as_array", "as_tensor", "as_reshaped_tensor", "shape", "layout",
+     "is_dense_tensor"}
+)
+
+
+@dataclass
+class Graph:
+    """A body of pipeline-mode graph code: a decorated function, ``define_graph`` or ``with pipe:``."""
+
+    kind: str  # "decorator" | "define_graph" | "with"
+    node: cst.CSTNode
+    name: str
+    decorator: cst.Decorator | None = None
+    datanodes: set[str] = field(default_factory=set)
+
+
+@dataclass
+class DaliCall:
+    node: cst.Call
+    qualname: str
+    op: Op | None
+    graph: Graph | None
+
+
+@dataclass
+class Site:
+    """A node of interest with the name it was found through (for messages)."""
+
+    node: cst.CSTNode
+    name: str
+    detail: str = ""
+    origin: str | None = None  # the pipeline variable an output came from
+
+
+@dataclass
+class ModuleFacts:
+    imports: ImportTable
+    optable: OpTable
+    graphs: list[Graph] = field(default_factory=list)
+    calls: list[DaliCall] = field(default_factory=list)
+    pipeline_functions: set[str] = field(default_factory=set)
+    pipeline_classes: set[str] = field(default_factory=set)
+    pipeline_subclass_defs: list[Site] = field(default_factory=list)
+    pipeline_vars: set[str] = field(default_factory=set)
+    pipeline_var_factory: dict[str, str] = field(default_factory=dict)
+    output_origin: dict[str, str] = field(default_factory=dict)  # output name -> pipeline var
+    output_tuples: set[str] = field(default_factory=set)
+    tensorlists: set[str] = field(default_factory=set)
+    pipeline_method_calls: list[Site] = field(default_factory=list)
+    pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
+    pipeline_binding_targets: list[cst.BaseExpression] = field(default_factory=list)
+    tensorlist_uses: list[Site] = field(default_factory=list)
+    datanode_subscripts: list[Site] = field(default_factory=list)
+    iterator_uses: list[Site] = field(default_factory=list)
+
+    @property
+    def uses_dali(self) -> bool:
+        return self.imports.uses_dali
+
+    def pipeline_method_sites(self, methods: frozenset[str]) -> list[Site]:
+        return [site for site in self.pipeline_method_calls if site.detail in methods]
+
+    def pipeline_arguments(self) -> list[cst.Arg]:
+        """Keyword arguments given to a pipeline: in ``@pipeline_def(...)``, ``Pipeline(...)``
+        or a call of a pipeline function."""
+        calls = [g.decorator.decorator for g in self.graphs if g.kind == "decorator"]
+        calls += [c.node for c in self.calls if c.qualname == PIPELINE_CLASS]
+        calls += self.pipeline_factory_calls
+        unique = {id(call): call for call in calls}
+        return [
+            arg
+            for call in unique.values()
+            if isinstance(call, cst.Call)
+            for arg in call.args
+            if arg.keyword is not None
+        ]
+
+
+def _call_name(node: cst.BaseExpression) -> str | None:
+    return dotted_name(node.func) if isinstance(node, cst.Call) else None
+
+
+def _assigned_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, (cst.Name, cst.Attribute)):
+        name = dotted_name(target)
+        return [name] if name else []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: list[str] = []
+        for element in target.elements:
+            names.extend(_assigned_names(element.value))
+        return names
+    return []
+
+
+def _unpacks(target: cst.BaseExpression) -> bool:
+    return isinstance(target, (cst.Tuple, cst.List))
+
+
+class _FactCollector(cst.CSTVisitor):
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self.graph_stack: list[Graph | None] = []
+        self.class_stack: list[bool] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    @property
+    def graph(self) -> Graph | None:
+        return self.graph_stack[-1] if self.graph_stack else None
+
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        return self.facts.imports.resolve(node)
+
+    def is_pipeline_factory(self, call: cst.Call) -> bool:
+        name = dotted_name(call.func)
+        if self.resolve(call.func) == PIPELINE_CLASS:
+            return True
+        return name in self.facts.pipeline_functions or name in self.facts.pipeline_classes
+
+    def is_datanode_expr(self, node: cst.BaseExpression) -> bool:
+        graph = self.graph
+        if graph is None:
+            return False
+        if isinstance(node, cst.Name):
+            return node.value in graph.datanodes
+        if isinstance(node, cst.Call):
+            qualname = self.resolve(node.func)
+            return qualname is not None and qualname.startswith("nvidia.dali.fn.")
+        if isinstance(node, cst.BinaryOperation):
+            return self.is_datanode_expr(node.left) or self.is_datanode_expr(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.is_datanode_expr(node.expression)
+        if isinstance(node, cst.Subscript):
+            return self.is_datanode_expr(node.value)
+        return False
+
+    # -- definitions -----------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            target = decorator.decorator
+            target = target.func if isinstance(target, cst.Call) else target
+            if self.resolve(target) == PIPELINE_DEF:
+                self.facts.pipeline_functions.add(node.name.value)
+                self._push(Graph("decorator", node, node.name.value, decorator))
+                return
+        if node.name.value == "define_graph" and self._in_pipeline_class:
+            self._push(Graph("define_graph", node, node.name.value))
+            return
+        self.graph_stack.append(None)  # a plain function hides any enclosing graph
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.graph_stack.pop()
+
+    def _push(self, graph: Graph) -> None:
+        self.facts.graphs.append(graph)
+        self.graph_stack.append(graph)
+
+    @property
+    def _in_pipeline_class(self) -> bool:
+        return bool(self.class_stack) and self.class_stack[-1]
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        is_pipeline = any(
+            self.resolve(base.value) == PIPELINE_CLASS
+            or dotted_name(base.value) in self.facts.pipeline_classes
+            for base in node.bases
+        )
+        if is_pipeline:
+            self.facts.pipeline_classes.add(node.name.value)
+            self.facts.pipeline_subclass_defs.append(Site(node, node.name.value))
+        self.class_stack.append(is_pipeline)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.class_stack.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            name = dotted_name(item.item)
+            if name in self.facts.pipeline_vars:
+                self._push(Graph("with", node, name))
+                return
+            if isinstance(item.item, cst.Call) and self.is_pipeline_factory(item.item):
+                self._push(Graph("with", node, _call_name(item.item) or "pipeline"))
+                return
+        self.graph_stack.append(self.graph)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.graph_stack.pop()
+
+    # -- data flow (flow-insensitive, by name) ---------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._record_binding(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._record_binding(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        if self._is_run_call(node.iter):
+            self._bind_outputs(node.target, node.iter, unpacked=True)
+
+    def _record_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        names = _assigned_names(target)
+        if isinstance(value, cst.Call) and self.is_pipeline_factory(value):
+            self.facts.pipeline_vars.update(names)
+            self.facts.pipeline_factory_calls.append(value)
+            self.facts.pipeline_binding_targets.append(target)
+            factory = "Pipeline" if self.resolve(value.func) == PIPELINE_CLASS else dotted_name(value.func)
+            self.facts.pipeline_var_factory.update((name, factory) for name in names)
+        elif self._is_run_call(value):
+            self._bind_outputs(target, value, unpacked=_unpacks(target))
+        elif (
+            isinstance(value, cst.Subscript)
+            and dotted_name(value.value) in self.facts.output_tuples
+        ):
+            self.facts.tensorlists.update(names)
+            origin = self.facts.output_origin.get(dotted_name(value.value))
+            self.facts.output_origin.update((name, origin) for name in names)
+        if self.graph is not None and self.is_datanode_expr(value):
+            self.graph.datanodes.update(n for n in names if "." not in n)
+
+    def _bind_outputs(self, target: cst.BaseExpression, run_call: cst.Call, unpacked: bool) -> None:
+        names = _assigned_names(target)
+        (self.facts.tensorlists if unpacked else self.facts.output_tuples).update(names)
+        origin = dotted_name(run_call.func.value)
+        self.facts.output_origin.update((name, origin) for name in names)
+
+    def _is_run_call(self, node: cst.BaseExpression) -> bool:
+        return (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in RUN_METHODS
+            and dotted_name(node.func.value) in self.facts.pipeline_vars
+        )
+
+    # -- uses --------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        qualname = self.resolve(node.func)
+        if qualname is not None:
+            op = self.facts.optable.lookup(qualname)
+            self.facts.calls.append(DaliCall(node, qualname, op, self.graph))
+            if qualname.startswith("nvidia.dali.plugin."):
+                self.facts.iterator_uses.append(Site(node, qualname))
+            return
+        if not isinstance(node.func, cst.Attribute):
+            self._check_len(node)
+            return
+        receiver = dotted_name(node.func.value)
+        method = node.func.attr.value
+        if receiver in self.facts.pipeline_vars:
+            self.facts.pipeline_method_calls.append(Site(node, receiver, method))
+        elif self._is_tensorlist(node.func.value) and method in TENSORLIST_METHODS:
+            self._tensorlist_use(node, node.func.value, method)
+
+    def _check_len(self, node: cst.Call) -> None:
+        if dotted_name(node.func) == "len" and len(node.args) == 1:
+            if self._is_tensorlist(node.args[0].value):
+                self._tensorlist_use(node, node.args[0].value, "len")
+
+    def _is_tensorlist(self, node: cst.BaseExpression) -> bool:
+        if dotted_name(node) in self.facts.tensorlists:
+            return True
+        return isinstance(node, cst.Subscript) and dotted_name(node.value) in self.facts.output_tuples
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self.graph is not None and self.is_datanode_expr(node.value):
+            self.facts.datanode_subscripts.append(Site(node, dotted_name(node.value) or "DataNode"))
+        elif self._is_tensorlist(node.value):
+            self._tensorlist_use(node, node.value, "[]")
+
+    def _tensorlist_use(self, node: cst.CSTNode, receiver: cst.BaseExpression, method: str) -> None:
+        base = receiver.value if isinstance(receiver, cst.Subscript) else receiver
+        name = dotted_name(base) or "output"
+        origin = self.facts.output_origin.get(name)
+        self.facts.tensorlist_uses.append(Site(node, name, method, origin))
+
+
+def collect_facts(module: cst.Module, optable: OpTable | None = None) -> ModuleFacts:
+    facts = ModuleFacts(imports=import_table(module), optable=optable or load_op_table())
+    if facts.uses_dali:
+        module.visit(_FactCollector(facts))
+    return facts

@@ -1,0 +1,153 @@
+"""The command line. Thin: parse options, call the runner, hand results to the reporter."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .config import Config, ConfigError, load_config
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class DefaultToMigrate(click.Group):
+    """``dali-migrate PATH...`` means ``dali-migrate migrate PATH...``."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["migrate", *args]
+        return super().parse_args(ctx, args)
+
+
+def _config(paths: tuple[str, ...], config_file: str | None, select, ignore, exclude) -> Config:
+    start = Path(paths[0]) if paths else Path.cwd()
+    try:
+        base = load_config(start, Path(config_file) if config_file else None)
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+    return base.with_cli(select, ignore, exclude)
+
+
+def selection_options(command):
+    command = click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")(command)
+    command = click.option("--ignore", multiple=True, help="Rule codes or prefixes to skip.")(command)
+    command = click.option("--select", multiple=True, help="Only these rule codes or prefixes.")(command)
+    command = click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                           help="pyproject.toml to read [tool.dali-migrate] from.")(command)
+    return command
+
+
+@click.group(cls=DefaultToMigrate, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dali-migrate")
+def main() -> None:
+    """Migrate NVIDIA DALI pipeline-mode code to dynamic mode (ndd).
+
+    `dali-migrate PATH...` rewrites files in place; see `dali-migrate migrate --help`.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing. Exit 1 if anything would change.")
+@click.option("--check", "check_only", is_flag=True, help="Write nothing. Exit 1 if anything would change.")
+@selection_options
+def migrate(paths, show_diff, check_only, config_file, select, ignore, exclude):
+    """Rewrite pipeline-mode DALI code in PATHS into dynamic mode."""
+    from .report import write_migration_report
+    from .runner import run_migrate
+
+    config = _config(paths, config_file, select, ignore, exclude)
+    write = not (show_diff or check_only)
+    results = run_migrate([Path(p) for p in paths], config, write=write)
+    write_migration_report(results, sys.stdout, show_diff, wrote=write)
+    if any(r.error for r in results):
+        sys.exit(EXIT_ERROR)
+    if not write and any(r.changed for r in results):
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when something is found.")
+@selection_options
+def check(paths, fmt, exit_zero, config_file, select, ignore, exclude):
+    """Report pipeline-mode DALI APIs in PATHS (for pre-commit and CI)."""
+    from .report import write_check_report
+    from .runner import run_check
+
+    config = _config(paths, config_file, select, ignore, exclude)
+    results = run_check([Path(p) for p in paths], config)
+    write_check_report(results, fmt)
+    if any(r.error for r in results):
+        sys.exit(EXIT_ERROR)
+    if any(r.diagnostics for r in results) and not exit_zero:
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
+def rules():
+    """List every rule with its code and whether the codemod fixes it."""
+    from .rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        click.echo(f"{rule.code}  {rule.name:<24} fix: {rule.fix:<9} {rule.message}")
+
+
+@main.command()
+@click.argument("code")
+def explain(code):
+    """Show the documentation of rule CODE."""
+    from .rules import RULES_BY_CODE
+
+    rule = RULES_BY_CODE.get(code.upper())
+    if rule is None:
+        raise click.UsageError(f"unknown rule {code!r}; `dali-migrate rules` lists them")
+    click.echo(f"{rule.code} ({rule.name}): {rule.message}\nFix: {rule.fix}\n\n{rule.docs()}")
+
+
+@main.command()
+@click.argument("original", type=click.Path(exists=True, dir_okay=False))
+@click.argument("migrated", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--pipeline", "pipelines", multiple=True, help="Only these pipelines (default: every one).")
+@click.option("--arg", "args", multiple=True, help="name=value passed to the pipeline (Python literal).")
+@click.option("--iterations", default=3, show_default=True, help="Batches to compare.")
+@click.option("--batch-size", type=int, help="Override the batch size.")
+@click.option("--device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True)
+@click.option("--rtol", default=1e-5, show_default=True, help="Relative tolerance for floats.")
+@click.option("--atol", default=1e-6, show_default=True, help="Absolute tolerance for floats.")
+@click.option("--no-align-rng", is_flag=True, help="Do not feed the original's random ops the ndd RNG stream.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON here ('-': stdout).")
+@click.option("--timeout", default=300, show_default=True, help="Seconds each side may run.")
+def verify(original, migrated, pipelines, args, iterations, batch_size, device, rtol, atol,
+           no_align_rng, json_path, timeout):
+    """Run ORIGINAL and MIGRATED (default: ORIGINAL migrated in memory) and diff every sample."""
+    from .verify import VerifyOptions, verify_files
+    from .verify.report import write_verify_report
+
+    options = VerifyOptions(
+        pipelines=tuple(pipelines), args=_parse_args(args), iterations=iterations,
+        batch_size=batch_size, device=device, rtol=rtol, atol=atol, align_rng=not no_align_rng,
+        timeout=timeout,
+    )
+    report = verify_files(Path(original), Path(migrated) if migrated else None, options)
+    write_verify_report(report, sys.stdout, json_path)
+    sys.exit(report.exit_code)
+
+
+def _parse_args(pairs: tuple[str, ...]) -> dict:
+    import ast
+
+    parsed = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.isidentifier():
+            raise click.UsageError(f"--arg takes name=value, got {pair!r}")
+        try:
+            parsed[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            parsed[name] = value  # a bare string
+    return parsed

@@ -1,0 +1,79 @@
+"""``[tool.dali-migrate]`` in pyproject.toml, merged with command-line options."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+KNOWN_KEYS = {"select", "ignore", "exclude", "extend-exclude"}
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    select: frozenset[str] = frozenset()  # empty: every rule
+    ignore: frozenset[str] = frozenset()
+    exclude: tuple[str, ...] = ()
+    root: Path | None = None
+
+    def enabled(self, code: str) -> bool:
+        if self.select and not any(code.startswith(prefix) for prefix in self.select):
+            return False
+        return not any(code.startswith(prefix) for prefix in self.ignore)
+
+    def with_cli(self, select: tuple[str, ...], ignore: tuple[str, ...], exclude: tuple[str, ...]) -> "Config":
+        return replace(
+            self,
+            select=frozenset(_split_codes(select)) or self.select,
+            ignore=self.ignore | frozenset(_split_codes(ignore)),
+            exclude=self.exclude + tuple(exclude),
+        )
+
+
+def _split_codes(values) -> list[str]:
+    return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path, explicit: Path | None = None) -> Config:
+    path = explicit or find_pyproject(start)
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read configuration: {error}") from error
+    section = data.get("tool", {}).get("dali-migrate", {})
+    unknown = set(section) - KNOWN_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown [tool.dali-migrate] keys: {', '.join(sorted(unknown))}")
+    return Config(
+        select=frozenset(_split_codes(_as_list(section, "select", path))),
+        ignore=frozenset(_split_codes(_as_list(section, "ignore", path))),
+        exclude=tuple(_as_list(section, "exclude", path) + _as_list(section, "extend-exclude", path)),
+        root=path.parent,
+    )
+
+
+def _as_list(section: dict, key: str, path: Path) -> list[str]:
+    value = section.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: [tool.dali-migrate] {key} must be a list of strings")
+    return value

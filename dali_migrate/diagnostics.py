@@ -1,0 +1,34 @@
+"""What the tool reports about a file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int
+    column: int  # 1-based
+    code: str
+    message: str
+    fix: str  # "fixed" | "todo" | "" (check mode: the rule's fix availability)
+    end_line: int = 0
+    end_column: int = 0
+    cell: int | None = None  # notebooks: the 1-based code cell number
+
+    @property
+    def location(self) -> str:
+        if self.cell is not None:
+            return f"{self.path}:cell {self.cell}:{self.line}:{self.column}"
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None
+    changed: bool = False
+    new_source: bytes | None = None
+    diff: str = ""

@@ -1,0 +1,145 @@
+"""Run the rules over one file's source (check), and apply the codemod to it (migrate).
+
+Everything here works on bytes in and results out: reading, writing and reporting belong to
+the CLI and the reporters.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .analysis import ModuleFacts, collect_facts
+from .config import Config
+from .diagnostics import Diagnostic, FileResult
+from .rules import ALL_RULES, RULES_BY_CODE, Finding
+from .suppress import parse_suppressions
+
+PREFILTER = b"dali"
+
+
+class SourceError(Exception):
+    """The file cannot be worked on (syntax error, undecodable bytes); nothing is written."""
+
+
+def might_use_dali(data: bytes) -> bool:
+    """Cheap text prefilter: a file that never spells "dali" cannot import it."""
+    return PREFILTER in data or PREFILTER in data.lower()
+
+
+def parse(data: bytes) -> cst.Module:
+    if b"\0" in data:
+        raise SourceError("binary file (NUL bytes)")
+    try:
+        return cst.parse_module(data)
+    except cst.ParserSyntaxError as error:
+        raise SourceError(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {error.message}") from None
+    except (UnicodeDecodeError, LookupError, SyntaxError) as error:
+        raise SourceError(f"cannot decode: {error}") from None
+
+
+@dataclass
+class Analysed:
+    module: cst.Module
+    facts: ModuleFacts
+    findings: list[Finding]
+    rule_errors: list[str]
+
+
+def analyse(module: cst.Module, config: Config) -> Analysed:
+    facts = collect_facts(module)
+    findings: list[Finding] = []
+    errors: list[str] = []
+    if facts.uses_dali:
+        for rule_class in ALL_RULES:
+            if not config.enabled(rule_class.code):
+                continue
+            try:
+                findings.extend(rule_class().check(facts))
+            except Exception as error:  # a broken rule must not stop the run
+                errors.append(f"internal error in rule {rule_class.code}: {type(error).__name__}: {error}")
+    return Analysed(module, facts, findings, errors)
+
+
+def _positions(module: cst.Module):
+    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
+def _diagnostic(path: str, positions, code: str, message: str, node: cst.CSTNode, fix: str) -> Diagnostic:
+    span = positions[node]
+    return Diagnostic(path, span.start.line, span.start.column + 1, code, message, fix,
+                      span.end.line, span.end.column + 1)
+
+
+def _unsuppressed(diagnostics: list[Diagnostic], module: cst.Module) -> list[Diagnostic]:
+    suppressions = parse_suppressions(module.code)
+    kept = [d for d in diagnostics if not suppressions.suppressed(d.code, d.line, d.end_line or d.line)]
+    return sorted(kept, key=lambda d: (d.line, d.column, d.code))
+
+
+def check_source(data: bytes, path: str, config: Config) -> FileResult:
+    result = FileResult(path)
+    if not might_use_dali(data):
+        return result
+    try:
+        analysed = analyse(parse(data), config)
+    except SourceError as error:
+        result.error = str(error)
+        return result
+    if analysed.rule_errors:
+        result.error = "; ".join(analysed.rule_errors)
+    if not analysed.findings:
+        return result
+    positions = _positions(analysed.module)
+    diagnostics = [
+        _diagnostic(path, positions, f.code, f.message, f.node, RULES_BY_CODE[f.code].fix)
+        for f in analysed.findings
+    ]
+    result.diagnostics = _unsuppressed(diagnostics, analysed.module)
+    return result
+
+
+def migrate_source(data: bytes, path: str, config: Config) -> FileResult:
+    """The migrated bytes (``new_source``, None when unchanged), with what was fixed and left."""
+    from .migrate import migrate_module
+
+    result = FileResult(path)
+    if not might_use_dali(data):
+        return result
+    try:
+        analysed = analyse(parse(data), config)
+        if analysed.rule_errors:
+            raise SourceError("; ".join(analysed.rule_errors))
+        if not analysed.findings:
+            return result
+        migration = migrate_module(analysed.module, analysed.facts, analysed.findings)
+        new_data = migration.module.bytes
+        cst.parse_module(new_data)  # never write something that does not parse
+    except SourceError as error:
+        result.error = str(error)
+        return result
+    except Exception as error:  # a crash in a fix must never leave a half-written file
+        result.error = f"internal error while migrating: {type(error).__name__}: {error}"
+        return result
+    positions = _positions(analysed.module)
+    diagnostics = [_diagnostic(path, positions, f.code, f.message, f.node, "fixed") for f in migration.fixed]
+    diagnostics += [_diagnostic(path, positions, t.code, t.message, t.node, "todo") for t in migration.todos]
+    result.diagnostics = _unsuppressed(_dedupe(diagnostics), analysed.module)
+    if new_data != data:
+        result.changed = True
+        result.new_source = new_data
+        result.diff = unified_diff(data, new_data, path)
+    return result
+
+
+def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    return list(dict.fromkeys(diagnostics))
+
+
+def unified_diff(old: bytes, new: bytes, path: str) -> str:
+    old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
+    new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old_lines, new_lines, f"a/{path}", f"b/{path}"))

@@ -1,0 +1,89 @@
+"""Finding the files to work on, and writing them back safely."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
+SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules",
+                "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "build", "dist"}
+
+
+def discover(paths: Iterable[Path], exclude: tuple[str, ...] = ()) -> Iterator[Path]:
+    """Source files under ``paths`` (files named on the command line are taken as given),
+    honouring .gitignore inside git work trees and the ``exclude`` globs, in a stable order."""
+    seen: set[Path] = set()
+    for path in paths:
+        candidates = _walk(path) if path.is_dir() else [path]
+        for candidate in candidates:
+            if candidate in seen or _excluded(candidate, exclude):
+                continue
+            seen.add(candidate)
+            yield candidate
+
+
+def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
+    text = path.as_posix()
+    return any(
+        fnmatch.fnmatch(text, pattern)
+        or fnmatch.fnmatch(path.name, pattern)
+        or any(fnmatch.fnmatch(part, pattern) for part in path.parts)
+        for pattern in patterns
+    )
+
+
+def _walk(folder: Path) -> list[Path]:
+    tracked = _git_files(folder)
+    if tracked is not None:
+        return tracked
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+        found.extend(Path(root) / name for name in sorted(files) if name.endswith(SOURCE_SUFFIXES))
+    return found
+
+
+def _git_files(folder: Path) -> list[Path] | None:
+    """Files git tracks or would track (not ignored) under ``folder``; None outside a work tree."""
+    try:
+        result = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            cwd=folder, capture_output=True, check=True, timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = [n for n in result.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+    return sorted(
+        folder / name
+        for name in names
+        if name.endswith(SOURCE_SUFFIXES) and (folder / name).is_file()
+    )
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that a reader sees either the old or the new file.
+
+    The temporary file lives in the same folder (``os.replace`` is atomic only within one file
+    system) and takes the original's permission bits. Symbolic links are written through.
+    """
+    target = path.resolve()
+    mode = target.stat().st_mode & 0o7777
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dali-migrate", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, mode)
+        os.replace(temp_name, target)
+    except BaseException:
+        try:
+            os.unlink(temp_name)
+        except FileNotFoundError:
+            pass
+        raise

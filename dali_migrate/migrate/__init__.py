@@ -1,0 +1,144 @@
+"""The migration codemod: one transformer that applies every planned rewrite in one pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..analysis import ModuleFacts
+from ..imports import dotted_name
+from ..rules import Finding
+from .callsites import CallSiteRewrites, plan_call_sites
+from .generator import GeneratorNames, migrate_function
+from .imports import fix_imports, has_ndd_import
+from .ops import GraphOpRewriter, OpRewritePlan
+from .plan import PipelinePlan, find_stray_references, plan_decorated_pipeline
+from .todo import TODO_PREFIX, Todo, TodoInserter
+
+__all__ = ["MigrationResult", "migrate_module", "TODO_PREFIX"]
+
+
+@dataclass
+class MigrationResult:
+    module: cst.Module
+    fixed: list[Finding] = field(default_factory=list)
+    todos: list[Todo] = field(default_factory=list)
+    migrated_pipelines: list[str] = field(default_factory=list)
+
+
+class _NodeIds(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.ids.add(id(node))
+        return True
+
+
+def node_ids(node: cst.CSTNode) -> set[int]:
+    collector = _NodeIds()
+    node.visit(collector)
+    return collector.ids
+
+
+def _local_names(function: cst.FunctionDef) -> set[str]:
+    names: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+    function.visit(Collector())
+    return names
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    name, counter = base, 1
+    while name in taken:
+        name, counter = f"{base}_{counter}", counter + 1
+    taken.add(name)
+    return name
+
+
+class Migrator(cst.CSTTransformer):
+    def __init__(self, facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
+                 call_sites: CallSiteRewrites, todos: TodoInserter) -> None:
+        super().__init__()
+        self.facts = facts
+        self.ndd_alias = ndd_alias
+        self.call_sites = call_sites
+        self.todos = todos
+        self.functions: dict[int, tuple[PipelinePlan, GeneratorNames]] = {}
+        self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None)
+        for plan in plans:
+            self._prepare(plan)
+        self.op_rewriter = GraphOpRewriter(self.op_plan, facts.optable)
+
+    def _prepare(self, plan: PipelinePlan) -> None:
+        taken = _local_names(plan.function)
+        names = GeneratorNames(self.ndd_alias, _unique("reader", taken), _unique("rng", taken), {})
+        for call in plan.random_calls:
+            if any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
+                names.op_rngs[id(call.node)] = _unique(f"{call.op.fn.split('.')[-1]}_rng", taken)
+        self.functions[id(plan.function)] = (plan, names)
+        inside = node_ids(plan.function)
+        for call in plan.calls:
+            self.op_plan.calls[id(call.node)] = call
+            if id(call.node) in names.op_rngs:
+                self.op_plan.call_rngs[id(call.node)] = names.op_rngs[id(call.node)]
+            elif call.op is not None and call.op.random:
+                self.op_plan.call_rngs[id(call.node)] = names.rng
+        self.op_plan.subscripts |= {id(s.node) for s in self.facts.datanode_subscripts if id(s.node) in inside}
+
+    # The TODO inserter tracks the enclosing statement of every node.
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.todos.enter(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        return self.todos.leave(original_node, result)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self.op_plan.calls:
+            return self.op_rewriter.leave_Call(original_node, updated_node)
+        return self.call_sites.rewrite_call(original_node, updated_node)
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        if id(original_node) in self.op_plan.subscripts:
+            return self.op_rewriter.leave_Subscript(original_node, updated_node)
+        return self.call_sites.rewrite_subscript(original_node, updated_node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        entry = self.functions.get(id(original_node))
+        if entry is None:
+            return updated_node
+        plan, names = entry
+        return migrate_function(plan, updated_node, names, self.facts.optable)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if self.call_sites.is_removed_statement(original_node):
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+
+def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Finding]) -> MigrationResult:
+    strays = find_stray_references(module, facts)
+    plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
+    migratable = [p for p in plans if p.migratable]
+    ndd_alias = has_ndd_import(module) or "ndd"
+    call_sites = plan_call_sites(facts, migratable, ndd_alias, module)
+    fixed_ids = set().union(*(node_ids(p.function) for p in migratable)) | call_sites.fixed_ids
+    fixed = [f for f in findings if id(f.node) in fixed_ids]
+    todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids])
+    migrator = Migrator(facts, migratable, ndd_alias, call_sites, todos)
+    new_module = module.visit(migrator)
+    if migratable or call_sites.fixed_ids:
+        new_module = fix_imports(new_module, need_ndd=True, need_numpy=call_sites.needs_numpy)
+    return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable])

@@ -1,0 +1,126 @@
+"""Rewrites where a migrated pipeline is used: ``build()``, ``run()``, outputs (DM003, DM007)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..analysis import ModuleFacts
+from .ops import without_keywords
+from .plan import EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan
+
+RUN_LIKE = frozenset({"run", "outputs", "share_outputs"})
+
+
+def _attr(value: cst.BaseExpression, name: str) -> cst.Attribute:
+    return cst.Attribute(value=value, attr=cst.Name(name))
+
+
+def _call(func: cst.BaseExpression, *args: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=func, args=[cst.Arg(a) for a in args])
+
+
+def _dotted(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+@dataclass
+class CallSiteRewrites:
+    ndd_alias: str
+    numpy_alias: str
+    needs_numpy: bool = False
+    run_calls: set[int] = field(default_factory=set)
+    build_calls: set[int] = field(default_factory=set)
+    factory_dropped_args: dict[int, set[str]] = field(default_factory=dict)
+    output_uses: dict[int, str] = field(default_factory=dict)
+    fixed_ids: set[int] = field(default_factory=set)
+
+    def is_removed_statement(self, line: cst.SimpleStatementLine) -> bool:
+        return (
+            len(line.body) == 1
+            and isinstance(line.body[0], cst.Expr)
+            and id(line.body[0].value) in self.build_calls
+        )
+
+    def rewrite_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        key = id(original)
+        if key in self.run_calls:
+            return _call(cst.Name("next"), updated.func.value)
+        if key in self.factory_dropped_args:
+            return updated.with_changes(args=without_keywords(updated.args, self.factory_dropped_args[key]))
+        method = self.output_uses.get(key)
+        if method is None:
+            return updated
+        if method == "len":
+            return _attr(updated.args[0].value, "batch_size")
+        receiver = updated.func.value
+        if method == "at":
+            sample = cst.Subscript(value=_attr(receiver, "tensors"),
+                                   slice=[cst.SubscriptElement(cst.Index(updated.args[0].value))])
+            return _call(_dotted(f"{self.numpy_alias}.asarray"), sample)
+        if method == "as_cpu":
+            return updated.with_changes(func=_attr(receiver, "cpu"))
+        if method == "as_tensor":
+            return _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
+        if method == "as_array":
+            dense = _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
+            return _call(_dotted(f"{self.numpy_alias}.asarray"), dense)
+        return _attr(receiver, method)  # shape(), layout() -> properties
+
+    def rewrite_subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        if self.output_uses.get(id(original)) != "[]":
+            return updated
+        return updated.with_changes(value=_attr(updated.value, "tensors"))
+
+
+def numpy_alias(facts_module: cst.Module) -> str | None:
+    for statement in facts_module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if isinstance(alias.name, cst.Name) and alias.name.value == "numpy":
+                            return alias.asname.name.value if alias.asname else "numpy"
+    return None
+
+
+def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
+                    module: cst.Module) -> CallSiteRewrites:
+    existing_numpy = numpy_alias(module)
+    rewrites = CallSiteRewrites(ndd_alias, existing_numpy or "np")
+    pipe_vars = {var for plan in plans for var in plan.pipe_vars}
+    for plan in plans:
+        for call in plan.factory_calls:
+            dropped = _dropped_factory_args(plan, call)
+            rewrites.factory_dropped_args[id(call)] = dropped
+            rewrites.fixed_ids.add(id(call))
+            rewrites.fixed_ids |= {id(arg) for arg in call.args}
+    for site in facts.pipeline_method_calls:
+        if site.name not in pipe_vars:
+            continue
+        if site.detail == "build":
+            rewrites.build_calls.add(id(site.node))
+        elif site.detail in RUN_LIKE:
+            rewrites.run_calls.add(id(site.node))
+        rewrites.fixed_ids.add(id(site.node))
+    for site in facts.tensorlist_uses:
+        if site.origin in pipe_vars:
+            rewrites.output_uses[id(site.node)] = site.detail
+            rewrites.fixed_ids.add(id(site.node))
+            if site.detail in ("at", "as_array") and existing_numpy is None:
+                rewrites.needs_numpy = True
+    return rewrites
+
+
+def _dropped_factory_args(plan: PipelinePlan, call: cst.Call) -> set[str]:
+    params = {p.name.value for p in [*plan.function.params.params, *plan.function.params.kwonly_params,
+                                      *plan.function.params.posonly_params]}
+    dropped = set()
+    for arg in call.args:
+        name = arg.keyword.value if arg.keyword else None
+        if name is None or name in params:
+            continue
+        if name in EXECUTION_ONLY_ARGS or (name in MAPPED_PIPELINE_ARGS and name not in plan.params):
+            dropped.add(name)
+    return dropped

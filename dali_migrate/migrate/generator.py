@@ -1,0 +1,132 @@
+"""Turn a planned ``@pipeline_def`` function into a dynamic-mode generator (DM001, DM005, DM006).
+
+The migrated function keeps its name and parameters, gains keyword-only parameters for the
+pipeline arguments it used, and yields one tuple of Batches per iteration: what one
+``pipe.run()`` returned. Its reader is created once and iterated epoch after epoch, which gives
+the same batches as ``run()`` across epoch boundaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .ops import reader_constructor
+from .plan import PipelinePlan
+
+
+@dataclass(frozen=True)
+class GeneratorNames:
+    ndd: str
+    reader: str
+    rng: str
+    op_rngs: dict[int, str]  # id(call) -> name of the RNG made from that op's seed=
+
+
+def statement(code: str) -> cst.BaseStatement:
+    return cst.parse_statement(code)
+
+
+def _kwonly_param(name: str, default: cst.BaseExpression | None) -> cst.Param:
+    equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")) if default else cst.MaybeSentinel.DEFAULT
+    return cst.Param(name=cst.Name(name), default=default, equal=equal)
+
+
+def migrated_parameters(plan: PipelinePlan, params: cst.Parameters) -> cst.Parameters:
+    new = []
+    for name in plan.params:
+        default = plan.pipeline_args.get(name)
+        if default is None and name != "batch_size":
+            default = cst.Name("None")
+        new.append(_kwonly_param(name, default))
+    # Parameters without a default must come first among keyword-only ones for readability.
+    new.sort(key=lambda p: p.default is not None)
+    kwonly = [*params.kwonly_params, *new]
+    star = params.star_arg
+    if isinstance(star, cst.MaybeSentinel) or star is None:
+        star = cst.ParamStar()
+    return params.with_changes(kwonly_params=kwonly, star_arg=star)
+
+
+def _split_docstring(body: list[cst.BaseStatement]) -> tuple[list, list]:
+    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        expr = body[0].body[0]
+        if isinstance(expr, cst.Expr) and isinstance(expr.value, (cst.SimpleString, cst.ConcatenatedString)):
+            return body[:1], body[1:]
+    return [], body
+
+
+def _yield_from_return(line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    value = line.body[0].value
+    if isinstance(value, cst.List):
+        value = cst.Tuple(elements=value.elements)
+    elif not isinstance(value, cst.Tuple):
+        # run() always returned a tuple of outputs, also for a single output
+        value = cst.Tuple(elements=[cst.Element(value)])
+    return line.with_changes(body=[cst.Expr(cst.Yield(value=value))])
+
+
+def _loop(target: cst.BaseExpression | None, names: GeneratorNames, batch_size: str,
+          body: list[cst.BaseStatement]) -> cst.BaseStatement:
+    inner: list[cst.BaseStatement] = body
+    if target is not None:
+        epoch = cst.parse_expression(f"{names.reader}.next_epoch(batch_size={batch_size})")
+        target = target.with_changes(lpar=[], rpar=[]) if isinstance(target, cst.Tuple) else target
+        inner = [cst.For(target=target, iter=epoch, body=cst.IndentedBlock(body=body))]
+    return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=inner))
+
+
+def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: GeneratorNames,
+                     optable) -> cst.FunctionDef:
+    docstring, body = _split_docstring(list(updated.body.body))
+    setup: list[cst.BaseStatement] = []
+    if "num_threads" in plan.params:
+        setup.append(statement(f"{names.ndd}.set_num_threads(num_threads)"))
+    if any(id(c.node) not in names.op_rngs for c in plan.random_calls):
+        setup.append(statement(f"{names.rng} = {names.ndd}.random.RNG(seed=seed)"))
+    for call in plan.random_calls:
+        rng_name = names.op_rngs.get(id(call.node))
+        if rng_name is not None:
+            seed = next(a.value for a in call.node.args if a.keyword and a.keyword.value == "seed")
+            setup.append(_with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed))
+    target = None
+    if plan.reader is not None:
+        offset = len(docstring)
+        reader_line = body.pop(plan.reader_statement_index - offset)
+        assign = reader_line.body[0]
+        target = assign.targets[0].target
+        constructor = reader_constructor(plan.reader, names.ndd, optable, assign.value)
+        setup.append(reader_line.with_changes(body=[cst.Assign(
+            targets=[cst.AssignTarget(cst.Name(names.reader))], value=constructor)]))
+    body[-1] = _yield_from_return(body[-1])
+    loop = _loop(target, names, "batch_size", body)
+    if "device_id" in plan.params:
+        loop = cst.With(
+            items=[cst.WithItem(cst.parse_expression(f"{names.ndd}.EvalContext(device_id=device_id)"))],
+            body=cst.IndentedBlock(body=[loop]),
+        )
+    return _without_pipeline_decorator(plan, updated).with_changes(
+        params=migrated_parameters(plan, updated.params),
+        body=updated.body.with_changes(body=[*docstring, *setup, loop]),
+    )
+
+
+def _with_seed(line: cst.SimpleStatementLine, seed: cst.BaseExpression) -> cst.SimpleStatementLine:
+    assign = line.body[0]
+    call = assign.value
+    new_call = call.with_changes(args=[call.args[0].with_changes(value=seed)])
+    return line.with_changes(body=[assign.with_changes(value=new_call)])
+
+
+def _without_pipeline_decorator(plan: PipelinePlan, updated: cst.FunctionDef) -> cst.FunctionDef:
+    index = list(plan.function.decorators).index(plan.graph.decorator)
+    decorators = list(updated.decorators)
+    removed = decorators.pop(index)
+    kept_comments = list(removed.leading_lines)  # comments that sat above the decorator
+    if decorators and index < len(decorators):
+        following = decorators[index]
+        decorators[index] = following.with_changes(leading_lines=[*kept_comments, *following.leading_lines])
+        return updated.with_changes(decorators=decorators)
+    return updated.with_changes(decorators=decorators, lines_after_decorators=[
+        *updated.lines_after_decorators, *kept_comments])

@@ -1,0 +1,135 @@
+"""After a migration: add the ndd import, drop DALI imports that nothing uses any more."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..imports import DALI_ROOT, NDD_MODULE, dotted_name
+
+
+class _NameUses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.used.add(node.value)
+
+
+def used_names(module: cst.Module) -> set[str]:
+    visitor = _NameUses()
+    module.visit(visitor)
+    return visitor.used
+
+
+def _bound_name(alias: cst.ImportAlias, is_from: bool) -> str:
+    if alias.asname is not None:
+        return alias.asname.name.value
+    full = dotted_name(alias.name) or ""
+    return full if is_from else full.split(".")[0]
+
+
+def _is_dali_module(name: str) -> bool:
+    return (name == DALI_ROOT or name.startswith(DALI_ROOT + ".")) and name != NDD_MODULE
+
+
+def _dali_aliases(node: cst.Import | cst.ImportFrom) -> bool:
+    if isinstance(node, cst.ImportFrom):
+        return not node.relative and _is_dali_module(dotted_name(node.module) or "")
+    return any(_is_dali_module(dotted_name(a.name) or "") for a in node.names)
+
+
+def _prune(node: cst.Import | cst.ImportFrom, used: set[str]) -> cst.Import | cst.ImportFrom | None:
+    if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+        return node
+    is_from = isinstance(node, cst.ImportFrom)
+    kept = [
+        alias for alias in node.names
+        if _bound_name(alias, is_from) in used
+        or (not is_from and not _is_dali_module(dotted_name(alias.name) or ""))
+    ]
+    if not kept:
+        return None
+    if len(kept) == len(node.names):
+        return node
+    last = kept[-1]
+    if not (is_from and node.lpar):
+        kept[-1] = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return node.with_changes(names=kept)
+
+
+def ndd_import(alias: str = "ndd") -> cst.SimpleStatementLine:
+    return cst.parse_statement(f"import {NDD_MODULE} as {alias}\n")
+
+
+def has_ndd_import(module: cst.Module) -> str | None:
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if dotted_name(alias.name) == NDD_MODULE and alias.asname is not None:
+                            return alias.asname.name.value
+    return None
+
+
+def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool) -> cst.Module:
+    used = used_names(module)
+    body: list[cst.BaseStatement] = []
+    add_ndd = need_ndd and has_ndd_import(module) is None
+    add_numpy = need_numpy and "np" not in _top_level_bound(module)
+    for statement in module.body:
+        if not _is_dali_import_line(statement):
+            body.append(statement)
+            continue
+        if add_ndd:
+            body.append(ndd_import().with_changes(leading_lines=statement.leading_lines))
+            statement = statement.with_changes(leading_lines=[])
+            add_ndd = False
+        pruned = [_prune(small, used) for small in statement.body]
+        remaining = [small for small in pruned if small is not None]
+        if remaining:
+            body.append(statement.with_changes(body=remaining))
+    if add_ndd:
+        body.insert(_first_code_index(body), ndd_import())
+    if add_numpy:
+        body.insert(_first_code_index(body), cst.parse_statement("import numpy as np\n"))
+    return module.with_changes(body=body)
+
+
+def _is_dali_import_line(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) and _dali_aliases(small)
+        for small in statement.body
+    )
+
+
+def _top_level_bound(module: cst.Module) -> set[str]:
+    names = set()
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    names |= {_bound_name(a, False) for a in small.names}
+                elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    names |= {_bound_name(a, True) for a in small.names}
+    return names
+
+
+def _first_code_index(body: list[cst.BaseStatement]) -> int:
+    """After the module docstring and ``from __future__`` imports."""
+    index = 0
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine):
+            small = statement.body[0]
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+                continue
+            if isinstance(small, cst.ImportFrom) and dotted_name(small.module) == "__future__":
+                continue
+        return index
+    return len(body)

@@ -1,0 +1,106 @@
+"""Rewrites of single operator calls and subscripts inside a migrated graph (DM004/5/6/8/15/16)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..analysis import DaliCall
+from ..optable import OpTable
+from ..rules.dm004_mixed_device import is_mixed_device
+from ..rules.dm016_op_arguments import PIPELINE_ONLY_ARGS
+
+READER_ONLY_PIPELINE_ARGS = ("batch_size", "name") + PIPELINE_ONLY_ARGS
+
+
+def ndd_expr(ndd_alias: str, target: str) -> cst.BaseExpression:
+    return cst.parse_expression(f"{ndd_alias}.{target}")
+
+
+def keyword(arg: cst.Arg) -> str | None:
+    return arg.keyword.value if arg.keyword is not None else None
+
+
+def without_keywords(args: tuple[cst.Arg, ...] | list[cst.Arg], dropped) -> list[cst.Arg]:
+    kept = [arg for arg in args if keyword(arg) not in dropped]
+    if kept and args and kept[-1] is not args[-1]:
+        # the new last argument takes over the old last one's comma and the layout before ")"
+        old_last = args[-1]
+        kept[-1] = kept[-1].with_changes(comma=old_last.comma, whitespace_after_arg=old_last.whitespace_after_arg)
+    return kept
+
+
+def append_keyword(args: list[cst.Arg], name: str, value: cst.BaseExpression) -> list[cst.Arg]:
+    new_arg = cst.Arg(value=value, keyword=cst.Name(name),
+                      equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    if not args:
+        return [new_arg]
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):
+        # keep the multi-line layout: the new argument takes the old last one's comma
+        return [*args[:-1], last, new_arg.with_changes(comma=last.comma)]
+    return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), new_arg]
+
+
+@dataclass
+class OpRewritePlan:
+    """What a graph's calls need: per call, the ndd target and the RNG it draws from."""
+
+    ndd_alias: str
+    batch_size_name: str
+    default_rng: str | None
+    calls: dict[int, DaliCall] = field(default_factory=dict)
+    call_rngs: dict[int, str] = field(default_factory=dict)  # per-op seed= -> own RNG
+    subscripts: set[int] = field(default_factory=set)
+
+
+class GraphOpRewriter(cst.CSTTransformer):
+    """Turns ``fn.X(...)`` into ``ndd.X(...)`` and DataNode subscripts into ``.slice[...]``."""
+
+    def __init__(self, plan: OpRewritePlan, optable: OpTable) -> None:
+        self.plan = plan
+        self.optable = optable
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        call = self.plan.calls.get(id(original_node))
+        if call is None or call.op is None or call.op.is_reader:
+            return updated_node
+        op = self.optable.successor(call.op)
+        target = self.optable.ndd_target(call.op)
+        dropped = set(PIPELINE_ONLY_ARGS) | {"name"}
+        if op.random:
+            dropped.add("seed")
+        args = without_keywords(updated_node.args, dropped)
+        args = [_gpu_instead_of_mixed(arg) for arg in args]
+        if op.random:
+            args = self._random_args(original_node, args)
+        return updated_node.with_changes(func=ndd_expr(self.plan.ndd_alias, target), args=args)
+
+    def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+        has_inputs = any(arg.keyword is None and arg.star == "" for arg in original.args)
+        if not has_inputs and "batch_size" not in {keyword(a) for a in args}:
+            args = append_keyword(args, "batch_size", cst.Name(self.plan.batch_size_name))
+        rng = self.plan.call_rngs.get(id(original), self.plan.default_rng)
+        if rng is not None and "rng" not in {keyword(a) for a in args}:
+            args = append_keyword(args, "rng", cst.Name(rng))
+        return args
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        if id(original_node) not in self.plan.subscripts:
+            return updated_node
+        return updated_node.with_changes(value=cst.Attribute(value=updated_node.value, attr=cst.Name("slice")))
+
+
+def _gpu_instead_of_mixed(arg: cst.Arg) -> cst.Arg:
+    if not is_mixed_device(arg):
+        return arg
+    quote = arg.value.quote
+    return arg.with_changes(value=cst.SimpleString(f"{quote}gpu{quote}"))
+
+
+def reader_constructor(call: DaliCall, ndd_alias: str, optable: OpTable, updated: cst.Call) -> cst.Call:
+    """``fn.readers.file(..., batch_size=.., name=..)`` -> ``ndd.readers.File(...)``."""
+    target = optable.ndd_target(call.op)
+    args = without_keywords(updated.args, READER_ONLY_PIPELINE_ARGS)
+    return updated.with_changes(func=ndd_expr(ndd_alias, target), args=args)

@@ -1,0 +1,259 @@
+"""Decide, per pipeline, whether it can be migrated with certainty, and what the migration needs.
+
+A pipeline is migrated whole or not at all: a half-migrated graph would mix DataNodes and
+Batches. Each reason not to migrate is a ``Blocker`` that becomes a TODO comment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..analysis import DaliCall, Graph, ModuleFacts
+from ..imports import dotted_name
+from ..rules.dm012_python_source import PYTHON_OPS
+
+# Pipeline arguments that become parameters of the migrated generator.
+MAPPED_PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed")
+# Pipeline arguments that tune execution only; dropping them does not change the data.
+EXECUTION_ONLY_ARGS = frozenset({
+    "prefetch_queue_depth", "exec_async", "exec_pipelined", "exec_dynamic",
+    "experimental_exec_dynamic", "set_affinity", "max_streams", "bytes_per_sample",
+    "default_cuda_stream_priority", "enable_memory_stats", "py_num_workers", "py_start_method",
+    "py_callback_pickler", "stream_policy", "concurrency", "output_dtype", "output_ndim",
+    "output_layout",
+})
+BLOCKING_ARGS = {"enable_conditionals": "DM011", "enable_checkpointing": "DM013", "checkpoint": "DM013"}
+SUPPORTED_PIPE_METHODS = frozenset({"build", "run", "outputs", "share_outputs"})
+UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor", "is_dense_tensor"})
+METHOD_RULES = {
+    "schedule_run": "DM003", "release_outputs": "DM003", "epoch_size": "DM017",
+    "reader_meta": "DM017", "checkpoint": "DM013", "serialize": "DM014", "feed_input": "DM012",
+    "iter_setup": "DM012",
+}
+
+
+@dataclass(frozen=True)
+class Blocker:
+    code: str
+    node: cst.CSTNode
+    message: str
+
+
+@dataclass
+class PipelinePlan:
+    graph: Graph
+    function: cst.FunctionDef
+    pipeline_args: dict[str, cst.BaseExpression]  # from the decorator
+    pipe_vars: list[str] = field(default_factory=list)
+    factory_calls: list[cst.Call] = field(default_factory=list)
+    calls: list[DaliCall] = field(default_factory=list)
+    reader: DaliCall | None = None
+    reader_statement_index: int | None = None
+    params: list[str] = field(default_factory=list)  # mapped pipeline args, in order
+    blockers: list[Blocker] = field(default_factory=list)
+
+    @property
+    def migratable(self) -> bool:
+        return not self.blockers
+
+    @property
+    def random_calls(self) -> list[DaliCall]:
+        return [c for c in self.calls if c.op is not None and c.op.random]
+
+    def block(self, code: str, node: cst.CSTNode, message: str) -> None:
+        self.blockers.append(Blocker(code, node, message))
+
+
+def decorator_args(graph: Graph) -> tuple[dict[str, cst.BaseExpression], list[cst.Arg]]:
+    decorator = graph.decorator.decorator
+    if not isinstance(decorator, cst.Call):
+        return {}, []
+    keywords = {a.keyword.value: a.value for a in decorator.args if a.keyword is not None}
+    positional = [a for a in decorator.args if a.keyword is None]
+    return keywords, positional
+
+
+def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, list]) -> PipelinePlan:
+    keywords, positional = decorator_args(graph)
+    plan = PipelinePlan(graph, graph.node, keywords)
+    plan.calls = [c for c in facts.calls if c.graph is graph]
+    for arg in positional:
+        plan.block("DM001", arg, "positional `@pipeline_def` arguments: pass them by keyword")
+    _check_pipeline_args(plan, keywords, graph.decorator)
+    _check_calls(plan, facts)
+    _check_body(plan)
+    _check_call_sites(plan, facts, strays)
+    plan.params = _mapped_params(plan, keywords)
+    return plan
+
+
+def _check_pipeline_args(plan: PipelinePlan, keywords: dict, where: cst.CSTNode) -> None:
+    for name in keywords:
+        if name in BLOCKING_ARGS:
+            plan.block(BLOCKING_ARGS[name], where, f"`{name}=` has no safe automatic migration")
+        elif name not in MAPPED_PIPELINE_ARGS and name not in EXECUTION_ONLY_ARGS:
+            plan.block("DM001", where, f"unknown pipeline argument `{name}=`")
+
+
+def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
+    readers = []
+    for call in plan.calls:
+        if not call.qualname.startswith("nvidia.dali.fn."):
+            if call.qualname.startswith("nvidia.dali.ops."):
+                plan.block("DM009", call.node, "legacy `ops` object inside the graph")
+            continue
+        op = call.op
+        if op is None:
+            plan.block("DM015", call.node, f"`{call.qualname}` is not in the op table")
+        elif op.fn in PYTHON_OPS:
+            plan.block("DM012", call.node, f"`fn.{op.fn}` needs a manual migration")
+        elif facts.optable.ndd_target(op) is None:
+            plan.block("DM015", call.node, f"`fn.{op.fn}` has no ndd equivalent")
+        elif op.is_reader:
+            readers.append(call)
+    if len(readers) > 1:
+        plan.block("DM005", readers[1].node, "several readers in one pipeline: iterate them by hand")
+    elif readers:
+        plan.reader = readers[0]
+
+
+def _check_body(plan: PipelinePlan) -> None:
+    body = plan.function.body.body
+    if not body or not _is_return(body[-1]):
+        plan.block("DM001", plan.function, "the graph does not end with `return`")
+        return
+    counter = _ReturnYieldCounter()
+    plan.function.body.visit(counter)
+    if counter.returns != 1 or counter.yields:
+        plan.block("DM001", plan.function, "`return` inside branches, or `yield`, in the graph")
+    if plan.reader is not None:
+        index = _top_level_reader_index(body, plan.reader.node)
+        if index is None:
+            plan.block("DM005", plan.reader.node, "the reader must be assigned at the top of the graph")
+        plan.reader_statement_index = index
+    taken = {p.name.value for p in _all_params(plan.function.params)}
+    for name in MAPPED_PIPELINE_ARGS:
+        if name in taken:
+            plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+def _is_return(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Return)
+        and statement.body[0].value is not None
+    )
+
+
+def _top_level_reader_index(body, reader_call: cst.Call) -> int | None:
+    for index, statement in enumerate(body):
+        if (
+            isinstance(statement, cst.SimpleStatementLine)
+            and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Assign)
+            and len(statement.body[0].targets) == 1
+            and statement.body[0].value is reader_call
+        ):
+            return index
+    return None
+
+
+class _ReturnYieldCounter(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.returns = 0
+        self.yields = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # nested functions have returns of their own
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns += 1
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.yields += 1
+
+
+def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, list]) -> None:
+    name = plan.graph.name
+    plan.pipe_vars = [v for v, factory in facts.pipeline_var_factory.items() if factory == name]
+    plan.factory_calls = [c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name]
+    for call in plan.factory_calls:
+        for arg in call.args:
+            if arg.keyword is not None and _is_pipeline_kwarg(plan, arg):
+                _check_pipeline_args(plan, {arg.keyword.value: arg.value}, arg)
+    for site in facts.pipeline_method_calls:
+        if site.name in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
+            code = METHOD_RULES.get(site.detail, "DM003")
+            plan.block(code, site.node, f"`{site.name}.{site.detail}()` needs a manual migration")
+    for site in facts.tensorlist_uses:
+        if site.origin in plan.pipe_vars and site.detail in UNSUPPORTED_OUTPUT_METHODS:
+            plan.block("DM007", site.node, f"`{site.detail}()` on a pipeline output")
+    for node in [n for key in [name, *plan.pipe_vars] for n in strays.get(key, [])]:
+        plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value; migrate that use by hand")
+
+
+def _is_pipeline_kwarg(plan: PipelinePlan, arg: cst.Arg) -> bool:
+    params = {p.name.value for p in _all_params(plan.function.params)}
+    return arg.keyword.value not in params
+
+
+def _mapped_params(plan: PipelinePlan, keywords: dict) -> list[str]:
+    given = set(keywords)
+    for call in plan.factory_calls:
+        given |= {a.keyword.value for a in call.args if a.keyword is not None}
+    params = ["batch_size"]
+    if "num_threads" in given:
+        params.append("num_threads")
+    if "device_id" in given and not _all_none(plan, "device_id"):
+        params.append("device_id")
+    if "seed" in given or plan.random_calls:
+        params.append("seed")
+    return params
+
+
+def _all_none(plan: PipelinePlan, name: str) -> bool:
+    values = [plan.pipeline_args[name]] if name in plan.pipeline_args else []
+    for call in plan.factory_calls:
+        values += [a.value for a in call.args if a.keyword is not None and a.keyword.value == name]
+    return all(isinstance(v, cst.Name) and v.value == "None" for v in values)
+
+
+
+class _StrayReferenceFinder(cst.CSTVisitor):
+    def __init__(self, names: set[str], accounted: set[int]) -> None:
+        self.names = names
+        self.accounted = accounted
+        self.found: dict[str, list[cst.CSTNode]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.accounted:
+            return False
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            return False
+        if isinstance(node, cst.FunctionDef) and node.name.value in self.names:
+            self.accounted.add(id(node.name))
+        if isinstance(node, cst.Name) and node.value in self.names:
+            self.found.setdefault(node.value, []).append(node)
+        return True
+
+
+def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, list[cst.CSTNode]]:
+    """Uses of pipeline functions and pipeline variables that the migration does not rewrite:
+    anything but ``pipe = f(...)``, ``pipe.build()`` and ``pipe.run()``."""
+    accounted = {id(call.func) for call in facts.pipeline_factory_calls}
+    accounted |= {id(target) for target in facts.pipeline_binding_targets}
+    accounted |= {id(site.node.func.value) for site in facts.pipeline_method_calls}
+    accounted |= {id(graph.decorator) for graph in facts.graphs if graph.decorator is not None}
+    finder = _StrayReferenceFinder(facts.pipeline_functions | facts.pipeline_vars, accounted)
+    module.visit(finder)
+    return finder.found

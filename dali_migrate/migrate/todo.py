@@ -1,0 +1,84 @@
+"""``# TODO(dali-migrate): DMxxx ...`` comments above what the codemod leaves for a person."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..analysis import ModuleFacts
+from ..rules import Finding
+from .plan import PipelinePlan
+
+TODO_PREFIX = "# TODO(dali-migrate):"
+STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+@dataclass(frozen=True)
+class Todo:
+    code: str
+    message: str
+    node: cst.CSTNode  # a node of the original module, for its position
+
+    @property
+    def comment(self) -> str:
+        return f"{TODO_PREFIX} {self.code} {self.message}"
+
+
+def _ids_within(node: cst.CSTNode) -> set[int]:
+    from . import node_ids
+
+    return node_ids(node)
+
+
+class TodoInserter:
+    """Collects TODOs by node and writes each above the innermost statement that holds it."""
+
+    def __init__(self, todos: list[Todo]) -> None:
+        self.by_node: dict[int, list[Todo]] = {}
+        for todo in todos:
+            self.by_node.setdefault(id(todo.node), []).append(todo)
+        self.stack: list[cst.CSTNode] = []
+        self.pending: dict[int, list[Todo]] = {}
+        self.placed: list[Todo] = []
+
+    @classmethod
+    def for_unfixed(cls, facts: ModuleFacts, plans: list[PipelinePlan], unfixed: list[Finding]) -> "TodoInserter":
+        todos: list[Todo] = []
+        hidden: set[int] = set()
+        blocked = {id(p.function): p for p in plans if not p.migratable}
+        for graph in facts.graphs:
+            if graph.kind != "decorator" or id(graph.node) in blocked:
+                hidden |= _ids_within(graph.node)
+        for plan in blocked.values():
+            todos.append(Todo("DM001", f"`{plan.graph.name}` was not migrated: fix the TODOs below, then re-run dali-migrate", plan.function))
+            todos += [Todo(b.code, b.message, b.node) for b in plan.blockers]
+        for graph in facts.graphs:
+            if graph.kind != "decorator":
+                todos.append(Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node))
+        todos += [Todo(f.code, f.message, f.node) for f in unfixed if id(f.node) not in hidden]
+        return cls(todos)
+
+    def enter(self, node: cst.CSTNode) -> None:
+        if isinstance(node, STATEMENT_TYPES):
+            self.stack.append(node)
+        todos = self.by_node.get(id(node))
+        if todos and self.stack:
+            self.pending.setdefault(id(self.stack[-1]), []).extend(todos)
+
+    def leave(self, original: cst.CSTNode, result):
+        if not isinstance(original, STATEMENT_TYPES):
+            return result
+        self.stack.pop()
+        todos = self.pending.pop(id(original), [])
+        if not todos or not isinstance(result, STATEMENT_TYPES):
+            return result
+        present = {line.comment.value for line in result.leading_lines if line.comment is not None}
+        new_lines = []
+        for todo in todos:
+            if todo.comment not in present and todo.comment not in {l.comment.value for l in new_lines}:
+                new_lines.append(cst.EmptyLine(indent=True, comment=cst.Comment(todo.comment)))
+            self.placed.append(todo)
+        if not new_lines:
+            return result
+        return result.with_changes(leading_lines=[*result.leading_lines, *new_lines])

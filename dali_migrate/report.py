@@ -1,0 +1,133 @@
+"""Output formats. The only module that knows about rich."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from typing import TextIO
+
+from . import __version__
+from .diagnostics import Diagnostic, FileResult
+from .rules import ALL_RULES, RULES_BY_CODE
+
+FORMATS = ("text", "json", "github", "sarif")
+
+
+def _console(stream: TextIO):
+    from rich.console import Console
+
+    return Console(file=stream, highlight=False, soft_wrap=True)
+
+
+def _all_diagnostics(results: list[FileResult]) -> list[Diagnostic]:
+    return [d for r in results for d in r.diagnostics]
+
+
+def write_check_report(results: list[FileResult], fmt: str, stream: TextIO = sys.stdout) -> None:
+    diagnostics = _all_diagnostics(results)
+    if fmt == "json":
+        stream.write(json.dumps(_json_report(results), indent=2) + "\n")
+    elif fmt == "github":
+        for d in diagnostics:
+            stream.write(f"::warning file={d.path},line={d.line},col={d.column},"
+                         f"endLine={d.end_line},endColumn={d.end_column},title={d.code}::{_gh_escape(d.message)}\n")
+        for r in results:
+            if r.error:
+                stream.write(f"::error file={r.path}::{_gh_escape(r.error)}\n")
+    elif fmt == "sarif":
+        stream.write(json.dumps(sarif_report(results), indent=2) + "\n")
+    else:
+        _text_report(results, stream)
+
+
+def _gh_escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _json_report(results: list[FileResult]) -> dict:
+    return {
+        "version": __version__,
+        "diagnostics": [
+            {"path": d.path, "line": d.line, "column": d.column, "end_line": d.end_line,
+             "end_column": d.end_column, "code": d.code, "message": d.message, "fix": d.fix,
+             "cell": d.cell}
+            for d in _all_diagnostics(results)
+        ],
+        "errors": [{"path": r.path, "message": r.error} for r in results if r.error],
+    }
+
+
+def sarif_report(results: list[FileResult]) -> dict:
+    rules = [
+        {"id": rule.code, "name": rule.name, "shortDescription": {"text": rule.message},
+         "fullDescription": {"text": rule.doc_sections().get("What it does", rule.message)},
+         "help": {"text": rule.docs()}}
+        for rule in ALL_RULES
+    ]
+    index = {rule.code: i for i, rule in enumerate(ALL_RULES)}
+    sarif_results = [
+        {"ruleId": d.code, "ruleIndex": index[d.code], "level": "warning",
+         "message": {"text": d.message},
+         "locations": [{"physicalLocation": {
+             "artifactLocation": {"uri": d.path.replace("\\", "/")},
+             "region": {"startLine": d.line, "startColumn": d.column,
+                        "endLine": d.end_line or d.line, "endColumn": d.end_column or d.column}}}]}
+        for d in _all_diagnostics(results)
+    ]
+    notifications = [
+        {"level": "error", "message": {"text": f"{r.path}: {r.error}"}} for r in results if r.error
+    ]
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "dali-migrate", "version": __version__,
+                                "informationUri": "https://github.com/NVIDIA/DALI", "rules": rules}},
+            "results": sarif_results,
+            "invocations": [{"executionSuccessful": not notifications,
+                             "toolExecutionNotifications": notifications}],
+        }],
+    }
+
+
+def _text_report(results: list[FileResult], stream: TextIO) -> None:
+    console = _console(stream)
+    for d in _all_diagnostics(results):
+        fix = " [fixable]" if d.fix in ("always", "sometimes") else ""
+        console.print(f"[bold]{d.location}[/]: [red]{d.code}[/] {_markup_escape(d.message)}[dim]{fix}[/]")
+    for r in results:
+        if r.error:
+            console.print(f"[bold]{r.path}[/]: [red]error[/] {_markup_escape(r.error)}")
+    count = len(_all_diagnostics(results))
+    if count:
+        console.print(f"Found {count} pipeline-mode use{'s' if count != 1 else ''} in "
+                      f"{sum(1 for r in results if r.diagnostics)} file(s).")
+
+
+def _markup_escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def write_migration_report(results: list[FileResult], stream: TextIO, show_diff: bool, wrote: bool) -> None:
+    console = _console(stream)
+    if show_diff:
+        for r in results:
+            if r.diff:
+                stream.write(r.diff)
+    fixed = Counter(d.code for d in _all_diagnostics(results) if d.fix == "fixed")
+    todo = Counter(d.code for d in _all_diagnostics(results) if d.fix == "todo")
+    for d in _all_diagnostics(results):
+        if d.fix == "todo":
+            console.print(f"[bold]{d.location}[/]: [yellow]TODO {d.code}[/] {_markup_escape(d.message)}")
+    for r in results:
+        if r.error:
+            console.print(f"[bold]{r.path}[/]: [red]error[/] {_markup_escape(r.error)} (file left unchanged)")
+    changed = sum(1 for r in results if r.changed)
+    verb = "migrated" if wrote else "would migrate"
+    console.print(f"{verb} {changed} file(s); {sum(fixed.values())} site(s) migrated, "
+                  f"{sum(todo.values())} left with a TODO; {sum(1 for r in results if r.error)} error(s)")
+    for code in sorted(set(fixed) | set(todo)):
+        console.print(f"  {code} {RULES_BY_CODE[code].name}: {fixed.get(code, 0)} migrated, {todo.get(code, 0)} TODO")

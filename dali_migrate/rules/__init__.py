@@ -1,0 +1,45 @@
+"""The rule registry: every rule, one module each, ordered by code."""
+
+from __future__ import annotations
+
+from .base import DOC_SECTIONS, Finding, Rule
+from .dm001_pipeline_def import PipelineDefDecorator
+from .dm002_pipeline_object import PipelineObject
+from .dm003_build_run import BuildRunPlumbing
+from .dm004_mixed_device import MixedDevice
+from .dm005_reader import FunctionalReader
+from .dm006_random_op import RandomOpBatchSize
+from .dm007_tensorlist_api import TensorListApi
+from .dm008_datanode_subscript import DataNodeSubscript
+from .dm009_legacy_ops import LegacyOpsApi
+from .dm010_framework_iterator import FrameworkIterator
+from .dm011_conditionals import Conditionals
+from .dm012_python_source import PythonSource
+from .dm013_checkpointing import Checkpointing
+from .dm014_serialize import Serialize
+from .dm015_fn_op import FunctionalOp
+from .dm016_op_arguments import PipelineOnlyOpArguments
+from .dm017_reader_meta import ReaderMeta
+
+ALL_RULES: tuple[type[Rule], ...] = (
+    PipelineDefDecorator,
+    PipelineObject,
+    BuildRunPlumbing,
+    MixedDevice,
+    FunctionalReader,
+    RandomOpBatchSize,
+    TensorListApi,
+    DataNodeSubscript,
+    LegacyOpsApi,
+    FrameworkIterator,
+    Conditionals,
+    PythonSource,
+    Checkpointing,
+    Serialize,
+    FunctionalOp,
+    PipelineOnlyOpArguments,
+    ReaderMeta,
+)
+RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
+
+__all__ = ["ALL_RULES", "DOC_SECTIONS", "RULES_BY_CODE", "Finding", "Rule"]

@@ -1,0 +1,54 @@
+"""What a rule is: a code, a message, documentation, and a check over a module's facts."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from typing import ClassVar, Iterator
+
+import libcst as cst
+
+from ..analysis import ModuleFacts
+
+DOC_SECTIONS = ("What it does", "Why", "Example", "Use instead", "Fix safety")
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    node: cst.CSTNode
+
+
+class Rule:
+    """Base class. Subclasses set the class attributes and implement ``check``.
+
+    The class docstring is the rule's documentation, in ``## Section`` blocks named by
+    DOC_SECTIONS; ``dali-migrate explain CODE`` prints it.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    # "always": the codemod migrates every site; "sometimes": some sites get a TODO instead;
+    # "never": the codemod only marks the site with a TODO comment.
+    fix: ClassVar[str]
+
+    def check(self, facts: ModuleFacts) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def finding(self, node: cst.CSTNode, detail: str | None = None) -> Finding:
+        message = self.message if detail is None else f"{self.message}: {detail}"
+        return Finding(self.code, message, node)
+
+    @classmethod
+    def docs(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        sections: dict[str, str] = {}
+        for match in re.finditer(r"^## (.+?)\n(.*?)(?=^## |\Z)", cls.docs(), re.S | re.M):
+            sections[match.group(1).strip()] = match.group(2).strip()
+        return sections

@@ -1,0 +1,54 @@
+"""DM002: ``Pipeline(...)`` objects and ``Pipeline`` subclasses."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..analysis import PIPELINE_CLASS, ModuleFacts
+from .base import Finding, Rule
+
+
+class PipelineObject(Rule):
+    """
+    ## What it does
+    Flags `Pipeline(...)` constructions (usually followed by `with pipe:` and
+    `pipe.set_outputs(...)`) and classes that subclass `Pipeline`.
+
+    ## Why
+    Dynamic mode runs operators directly; there is no graph object to build, fill and run.
+
+    ## Example
+    ```python
+    pipe = Pipeline(batch_size=8, num_threads=2, device_id=None)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=root)
+        pipe.set_outputs(fn.decoders.image(jpegs), labels)
+    ```
+
+    ## Use instead
+    ```python
+    def pipe_outputs(*, batch_size=8):
+        reader = ndd.readers.File(file_root=root)
+        while True:
+            for jpegs, labels in reader.next_epoch(batch_size=batch_size):
+                yield ndd.decoders.image(jpegs), labels
+    pipe = pipe_outputs()
+    ```
+
+    ## Fix safety
+    `Pipeline(...)` followed by `with pipe:` in the same function or module is migrated.
+    Subclasses with `define_graph` are marked with a TODO (their `__init__` state has no
+    one-to-one equivalent).
+    """
+
+    code = "DM002"
+    name = "pipeline-object"
+    message = "`Pipeline` object; dynamic mode has no pipeline graph"
+    fix = "sometimes"
+
+    def check(self, facts: ModuleFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            if call.qualname == PIPELINE_CLASS:
+                yield self.finding(call.node, "construction")
+        for site in facts.pipeline_subclass_defs:
+            yield self.finding(site.node, f"subclass `{site.name}`")

@@ -1,0 +1,61 @@
+"""DM007: TensorList indexing and methods on pipeline outputs."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..analysis import ModuleFacts
+from .base import Finding, Rule
+
+REPLACEMENTS = {
+    "[]": "`.tensors[i]`",
+    "at": "`np.asarray(out.tensors[i])`",
+    "as_cpu": "`.cpu()`",
+    "as_array": "`np.asarray(ndd.as_tensor(out))`",
+    "as_tensor": "`ndd.as_tensor(out)`",
+    "shape": "the `.shape` property",
+    "layout": "the `.layout` property",
+    "len": "`.batch_size`",
+    "as_reshaped_tensor": "`ndd.as_tensor(out)` and a reshape",
+    "is_dense_tensor": "a check that every sample shape is equal",
+}
+
+
+class TensorListApi(Rule):
+    """
+    ## What it does
+    Flags pipeline-output (`TensorList`) access: `out[i]`, `out.at(i)`, `as_cpu()`,
+    `as_array()`, `as_tensor()`, `shape()`, `layout()`, `len(out)`.
+
+    ## Why
+    Dynamic mode returns `Batch` objects. A `Batch` has no `__getitem__` (a TypeError): sample
+    selection is `batch.tensors[i]`, per-sample slicing is `batch.slice[...]`.
+
+    ## Example
+    ```python
+    images, labels = pipe.run()
+    first = labels.at(0)
+    n = len(images)
+    ```
+
+    ## Use instead
+    ```python
+    images, labels = next(pipe)
+    first = np.asarray(labels.tensors[0])
+    n = images.batch_size
+    ```
+
+    ## Fix safety
+    Safe: each replacement returns the same data. `at(i)` keeps returning a NumPy array.
+    `as_reshaped_tensor` and `is_dense_tensor` are marked with a TODO.
+    """
+
+    code = "DM007"
+    name = "tensorlist-api"
+    message = "TensorList API on a pipeline output"
+    fix = "sometimes"
+
+    def check(self, facts: ModuleFacts) -> Iterator[Finding]:
+        for site in facts.tensorlist_uses:
+            spelled = "out[i]" if site.detail == "[]" else f"{site.detail}()"
+            yield self.finding(site.node, f"`{spelled}` -> {REPLACEMENTS[site.detail]}")

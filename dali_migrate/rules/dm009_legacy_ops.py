@@ -1,0 +1,50 @@
+"""DM009: the legacy object API (``ops.Resize(...)`` and friends)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..analysis import ModuleFacts
+from ..optable import OPS_PREFIX
+from .base import Finding, Rule
+
+
+class LegacyOpsApi(Rule):
+    """
+    ## What it does
+    Flags operator objects of the legacy API: `ops.readers.File(...)`, `ops.Resize(...)`,
+    old names such as `ops.FileReader` and `ops.ImageDecoder`.
+
+    ## Why
+    Dynamic mode has no public operator classes: each operator is a function
+    (`ndd.resize`), and readers are the only objects (`ndd.readers.File`).
+
+    ## Example
+    ```python
+    self.decode = ops.ImageDecoder(device="mixed")
+    ...
+    images = self.decode(jpegs)
+    ```
+
+    ## Use instead
+    ```python
+    images = ndd.decoders.image(jpegs, device="gpu")
+    ```
+
+    ## Fix safety
+    Not fixed automatically: construction and call are apart, often in `__init__` and
+    `define_graph`. Each site is marked with a TODO that names the ndd function.
+    """
+
+    code = "DM009"
+    name = "legacy-ops"
+    message = "legacy `ops` API"
+    fix = "never"
+
+    def check(self, facts: ModuleFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            if not call.qualname.startswith(OPS_PREFIX) or call.op is None:
+                continue
+            target = facts.optable.ndd_target(call.op)
+            detail = f"use `ndd.{target}`" if target else "no ndd equivalent"
+            yield self.finding(call.node, f"`ops.{call.op.ops_class}`, {detail}")

@@ -1,0 +1,53 @@
+"""DM012: ``fn.external_source`` and Python operators."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..analysis import ModuleFacts
+from .base import Finding, Rule
+
+PYTHON_OPS = {
+    "external_source": "call the source and wrap its data with `ndd.batch(...)`",
+    "python_function": "call the Python function between ndd calls",
+    "dl_tensor_python_function": "call the function between ndd calls",
+    "experimental.numba_function": "call the Numba function on NumPy data between ndd calls",
+}
+
+
+class PythonSource(Rule):
+    """
+    ## What it does
+    Flags `fn.external_source(...)`, `fn.python_function(...)` and other Python-backed
+    operators, plus `feed_input` on a pipeline.
+
+    ## Why
+    Dynamic mode has no Python operators: it is already Python. Data from a callback or a
+    generator becomes a Batch with `ndd.batch(data)`; a Python function is simply called.
+
+    ## Example
+    ```python
+    images = fn.external_source(source=read_batch, batch=True)
+    ```
+
+    ## Use instead
+    ```python
+    images = ndd.batch(read_batch())
+    ```
+
+    ## Fix safety
+    Not fixed automatically: callbacks take `SampleInfo`/`BatchInfo`, `cycle=` and
+    `parallel=` decide the data order. Each site gets a TODO naming the manual step.
+    """
+
+    code = "DM012"
+    name = "python-source"
+    message = "Python-backed operator"
+    fix = "never"
+
+    def check(self, facts: ModuleFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            if call.op is not None and call.op.fn in PYTHON_OPS:
+                yield self.finding(call.node, f"`fn.{call.op.fn}`: {PYTHON_OPS[call.op.fn]}")
+        for site in facts.pipeline_method_sites(frozenset({"feed_input", "iter_setup"})):
+            yield self.finding(site.node, f"`{site.detail}`: pass the data to the ndd call")

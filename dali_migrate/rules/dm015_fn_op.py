@@ -1,0 +1,54 @@
+"""DM015: other ``fn.*`` operator calls."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..analysis import ModuleFacts
+from .base import Finding, Rule
+from .dm012_python_source import PYTHON_OPS
+
+
+class FunctionalOp(Rule):
+    """
+    ## What it does
+    Flags `fn.X(...)` calls that are neither readers, random ops nor Python operators (those
+    have rules of their own), and says which `ndd.X` replaces each, per the op table generated
+    from DALI.
+
+    ## Why
+    In dynamic mode `ndd.X(...)` runs the operator at once and returns a Batch; `fn.X` only
+    adds a node to a graph.
+
+    ## Example
+    ```python
+    images = fn.resize(images, resize_x=224, resize_y=224)
+    ```
+
+    ## Use instead
+    ```python
+    images = ndd.resize(images, resize_x=224, resize_y=224)
+    ```
+
+    ## Fix safety
+    Safe where the op table names an ndd function (same operator, same arguments). Ops with
+    no ndd equivalent (deprecated before DALI 2.0 without successor, pipeline-only ops such as
+    `fn.constant`) are marked with a TODO.
+    """
+
+    code = "DM015"
+    name = "fn-op"
+    message = "pipeline-mode operator call"
+    fix = "sometimes"
+
+    def check(self, facts: ModuleFacts) -> Iterator[Finding]:
+        for call in facts.calls:
+            if not call.qualname.startswith("nvidia.dali.fn."):
+                continue
+            op = call.op
+            if op is None:
+                yield self.finding(call.node, f"`{call.qualname}` is not a DALI {facts.optable.dali_version} op")
+            elif not (op.is_reader or op.random or op.fn in PYTHON_OPS):
+                target = facts.optable.ndd_target(op)
+                detail = f"use `ndd.{target}`" if target else "no ndd equivalent"
+                yield self.finding(call.node, f"`fn.{op.fn}`, {detail}")

@@ -1,0 +1,207 @@
+"""``dali-migrate verify``: run the original and the migrated pipeline and diff their outputs.
+
+Each side runs in a fresh Python process (``worker.py``) so that the two never share DALI
+state, and a crash or a hang on one side is reported, not inherited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from ..analysis import collect_facts
+from ..config import Config
+from ..engine import migrate_source
+from ..imports import dotted_name
+from ..optable import load_op_table
+from .compare import Comparison, compare_runs, compare_statistically
+
+EXIT_EQUAL, EXIT_DIFFERENT, EXIT_COULD_NOT_RUN = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    pipelines: tuple[str, ...] = ()
+    args: dict = field(default_factory=dict)
+    iterations: int = 3
+    batch_size: int | None = None
+    device: str = "cpu"
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    align_rng: bool = True
+    timeout: float = 300
+
+
+@dataclass
+class SideResult:
+    ok: bool
+    seconds: float = 0.0
+    iterations: list = field(default_factory=list)
+    kind: str = ""
+    error: str = ""
+
+    def throughput(self, batch_size: int) -> tuple[float, float]:
+        if not self.ok or self.seconds <= 0:
+            return 0.0, 0.0
+        batches = len(self.iterations) / self.seconds
+        return batches, batches * batch_size
+
+
+@dataclass
+class PipelineReport:
+    name: str
+    batch_size: int
+    original: SideResult
+    migrated: SideResult
+    comparison: Comparison | None
+    rng_aligned: bool
+    random_ops: list[str]
+
+    @property
+    def status(self) -> str:
+        if not (self.original.ok and self.migrated.ok):
+            return "could not run"
+        return "equal" if self.comparison.equal else "different"
+
+
+@dataclass
+class VerifyReport:
+    pipelines: list[PipelineReport] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        if self.error or any(p.status == "could not run" for p in self.pipelines):
+            return EXIT_COULD_NOT_RUN
+        if any(p.status == "different" for p in self.pipelines):
+            return EXIT_DIFFERENT
+        return EXIT_EQUAL
+
+
+@dataclass(frozen=True)
+class CallSite:
+    args: list[str]
+    kwargs: dict[str, str]
+    batch_size: str | None
+    seed: str | None
+
+
+def _code(module: cst.Module, node: cst.CSTNode) -> str:
+    return module.code_for_node(node).strip()
+
+
+def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, list[str]]]:
+    """Per pipeline in ``source``: the arguments of its first call site, and its random ops."""
+    module = cst.parse_module(source)
+    facts = collect_facts(module)
+    sites, random_ops = {}, {}
+    for graph in facts.graphs:
+        if graph.kind != "decorator":
+            continue
+        decorator = graph.decorator.decorator
+        defaults = {a.keyword.value: _code(module, a.value) for a in getattr(decorator, "args", []) if a.keyword}
+        call = next((c for c in facts.pipeline_factory_calls if dotted_name(c.func) == graph.name), None)
+        args = [_code(module, a.value) for a in (call.args if call else []) if a.keyword is None]
+        kwargs = {a.keyword.value: _code(module, a.value) for a in (call.args if call else []) if a.keyword}
+        pipeline_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _PIPELINE_KWARGS}
+        merged = {**defaults, **pipeline_kwargs}
+        sites[graph.name] = CallSite(args, kwargs, merged.get("batch_size"), merged.get("seed"))
+        random_ops[graph.name] = [c.op.fn for c in facts.calls if c.graph is graph and c.op is not None and c.op.random]
+    return sites, random_ops
+
+
+_PIPELINE_KWARGS = frozenset({"batch_size", "num_threads", "device_id", "seed", "prefetch_queue_depth",
+                              "exec_async", "exec_pipelined", "exec_dynamic", "set_affinity",
+                              "py_num_workers", "py_start_method", "enable_memory_stats"})
+
+
+def _literal(code: str | None, default):
+    import ast
+
+    if code is None:
+        return default
+    try:
+        value = ast.literal_eval(code)
+    except (ValueError, SyntaxError):
+        return default
+    return default if value is None else value
+
+
+def _run_side(side: str, path: Path, spec: dict, timeout: float) -> SideResult:
+    with tempfile.TemporaryDirectory(prefix="dali-migrate-verify-") as folder:
+        spec_path, result_path = Path(folder, "spec.json"), Path(folder, "result.pkl")
+        spec_path.write_text(json.dumps({**spec, "side": side, "path": str(path.resolve())}), "utf-8")
+        command = [sys.executable, "-m", "dali_migrate.verify.worker", str(spec_path), str(result_path)]
+        try:
+            completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                       env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        except subprocess.TimeoutExpired:
+            return SideResult(False, kind="timeout", error=f"{side} ran past {timeout:.0f} s")
+        if not result_path.exists():
+            tail = (completed.stderr or completed.stdout)[-2000:]
+            return SideResult(False, kind="crash", error=f"{side} exited with {completed.returncode}: {tail}")
+        with open(result_path, "rb") as handle:
+            raw = pickle.load(handle)
+    if not raw["ok"]:
+        return SideResult(False, kind=raw["kind"], error=f"{raw['stage']}: {raw['error']}")
+    return SideResult(True, raw["seconds"], raw["iterations"])
+
+
+def _migrated_in_memory(original: Path, folder: Path) -> Path:
+    result = migrate_source(original.read_bytes(), str(original), Config())
+    if result.error:
+        raise RuntimeError(f"cannot migrate {original}: {result.error}")
+    target = folder / original.name
+    target.write_bytes(result.new_source if result.new_source is not None else original.read_bytes())
+    return target
+
+
+def verify_files(original: Path, migrated: Path | None, options: VerifyOptions) -> VerifyReport:
+    try:
+        sites, random_ops = pipeline_call_sites(original.read_bytes())
+    except (OSError, cst.ParserSyntaxError) as error:
+        return VerifyReport(error=f"cannot read {original}: {error}")
+    names = [n for n in sites if not options.pipelines or n in options.pipelines]
+    if not names:
+        return VerifyReport(error=f"no @pipeline_def pipeline found in {original}")
+    with tempfile.TemporaryDirectory(prefix="dali-migrate-migrated-") as folder:
+        try:
+            migrated_path = migrated or _migrated_in_memory(original, Path(folder))
+        except RuntimeError as error:
+            return VerifyReport(error=str(error))
+        report = VerifyReport()
+        for name in names:
+            report.pipelines.append(_verify_pipeline(name, sites[name], random_ops[name], original,
+                                                     migrated_path, options))
+        return report
+
+
+def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, options) -> PipelineReport:
+    batch_size = options.batch_size or _literal(site.batch_size, 1)
+    seed = options.args.get("seed", _literal(site.seed, 0))
+    overrides = {k: v for k, v in options.args.items() if k not in ("seed", "batch_size")}
+    spec = {
+        "pipeline": name, "call_args": site.args, "call_kwargs": site.kwargs, "overrides": overrides,
+        "batch_size": batch_size, "seed": seed, "iterations": options.iterations,
+        "device_id": 0 if options.device == "gpu" else None, "align_rng": options.align_rng,
+        "random_ops": sorted({op.fn for op in load_op_table().ops if op.random and op.fn}),
+        "cwd": os.getcwd(),
+    }
+    left = _run_side("original", original, spec, options.timeout)
+    right = _run_side("migrated", migrated, spec, options.timeout)
+    aligned = options.align_rng or not random_ops
+    comparison = None
+    if left.ok and right.ok:
+        if aligned:
+            comparison = compare_runs(left.iterations, right.iterations, options.rtol, options.atol)
+        else:
+            comparison = compare_statistically(left.iterations, right.iterations)
+    return PipelineReport(name, batch_size, left, right, comparison, aligned, random_ops)

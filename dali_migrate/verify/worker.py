@@ -1,0 +1,193 @@
+"""Runs one side of a comparison in its own process and pickles every output sample.
+
+Usage (internal): python -m dali_migrate.verify.worker SPEC_JSON RESULT_PICKLE
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import os
+import pickle
+import sys
+import time
+import traceback
+
+# An ndd random-op call draws one 7-word Philox state from its RNG; sample j of that call then
+# uses the stream 7 * j words further on (measured on DALI 2.4, see ndd's random._draw_state).
+RANDOM_STATE_DRAWS = 7
+
+
+def load_module(path: str):
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location("dali_migrate_subject", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["dali_migrate_subject"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def evaluate_call(module, spec: dict, function) -> tuple[list, dict]:
+    namespace = vars(module)
+    args = [eval(code, namespace) for code in spec["call_args"]]  # noqa: S307 - the user's own call site
+    kwargs = {name: eval(code, namespace) for name, code in spec["call_kwargs"].items()}  # noqa: S307
+    positional = [
+        p.name for p in inspect.signature(function).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    for name, value in spec["overrides"].items():
+        index = positional.index(name) if name in positional else None
+        if index is not None and index < len(args):
+            args[index] = value
+        else:
+            kwargs[name] = value
+    return args, kwargs
+
+
+class RandomStateFeeder:
+    """Feeds each pipeline random op the draws its ndd twin takes from the ndd RNG.
+
+    Ops without their own ``seed=`` share the pipeline-seed stream in call order; an op with
+    ``seed=S`` has a stream of its own, as the migrated code gives it ``ndd.random.RNG(seed=S)``.
+    """
+
+    def __init__(self, seed: int, batch_size: int) -> None:
+        self.seed = seed
+        self.batch_size = batch_size
+        self.shared_ops = 0
+        self.aligned: list[str] = []
+
+    def wrap(self, original, op_name: str):
+        feeder = self
+
+        def wrapped(*args, **kwargs):
+            if "_random_state" not in kwargs:
+                kwargs["_random_state"] = feeder.state_source(kwargs.get("seed"))
+                feeder.aligned.append(op_name)
+            return original(*args, **kwargs)
+
+        return wrapped
+
+    def state_source(self, own_seed):
+        import numpy as np
+        import nvidia.dali.experimental.dynamic as ndd
+        import nvidia.dali.fn as fn
+        import nvidia.dali.types as types
+
+        batch_size, per_sample = self.batch_size, RANDOM_STATE_DRAWS
+        if own_seed is not None:
+            seed, slot, ops_holder = own_seed, 0, None
+        else:
+            seed, slot, ops_holder = self.seed, self.shared_ops, self
+            self.shared_ops += 1
+
+        def source(info):
+            iteration = info if isinstance(info, int) else info.iteration
+            ops_per_iteration = ops_holder.shared_ops if ops_holder is not None else 1
+            rng = ndd.random.RNG(seed=seed)
+            rng.advance((iteration * ops_per_iteration + slot) * per_sample)
+            draws = np.array([rng() for _ in range(batch_size * per_sample)], dtype=np.uint32)
+            return list(draws.reshape(batch_size, per_sample))
+
+        return fn.external_source(source=source, batch=True, dtype=types.UINT32)
+
+
+def patch_random_ops(feeder: RandomStateFeeder, random_fn_paths: list[str]) -> None:
+    import nvidia.dali.fn as fn
+
+    for path in random_fn_paths:
+        *parents, name = path.split(".")
+        owner = fn
+        for part in parents:
+            owner = getattr(owner, part, None)
+        if owner is not None and hasattr(owner, name):
+            setattr(owner, name, feeder.wrap(getattr(owner, name), path))
+
+
+def _samples_of_tensorlist(output) -> dict:
+    import numpy as np
+
+    if hasattr(output, "as_cpu"):
+        output = output.as_cpu()
+    layout = output.layout() or ""
+    return {"layout": layout, "samples": [np.array(output.at(i)) for i in range(len(output))]}
+
+
+def _samples_of_batch(output) -> dict:
+    import numpy as np
+    import nvidia.dali.experimental.dynamic as ndd
+
+    if not isinstance(output, ndd.Batch):
+        output = ndd.as_batch(output)
+    output = output.cpu()
+    layout = output.layout or ""
+    return {"layout": str(layout), "samples": [np.asarray(t) for t in output.tensors[:]]}
+
+
+def run_original(module, spec: dict) -> tuple[list, float]:
+    function = getattr(module, spec["pipeline"])
+    args, kwargs = evaluate_call(module, spec, function)
+    kwargs.update(batch_size=spec["batch_size"], device_id=spec["device_id"], seed=spec["seed"])
+    if spec["align_rng"]:
+        feeder = RandomStateFeeder(spec["seed"], spec["batch_size"])
+        patch_random_ops(feeder, spec["random_ops"])
+    pipe = function(*args, **kwargs)
+    pipe.build()
+    start = time.perf_counter()
+    iterations = [[_samples_of_tensorlist(o) for o in pipe.run()] for _ in range(spec["iterations"])]
+    return iterations, time.perf_counter() - start
+
+
+def run_migrated(module, spec: dict) -> tuple[list, float]:
+    function = getattr(module, spec["pipeline"])
+    args, kwargs = evaluate_call(module, spec, function)
+    parameters = inspect.signature(function).parameters
+    kwargs["batch_size"] = spec["batch_size"]
+    if "seed" in parameters:
+        kwargs["seed"] = spec["seed"]
+    if "device_id" in parameters:
+        kwargs["device_id"] = spec["device_id"]
+    kwargs = {k: v for k, v in kwargs.items() if k in parameters or _has_var_keyword(parameters)}
+    generator = function(*args, **kwargs)
+    start = time.perf_counter()
+    iterations = [[_samples_of_batch(o) for o in next(generator)] for _ in range(spec["iterations"])]
+    return iterations, time.perf_counter() - start
+
+
+def _has_var_keyword(parameters) -> bool:
+    return any(p.kind == p.VAR_KEYWORD for p in parameters.values())
+
+
+def classify(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    if any(key in text for key in ("cudaError", "CUDA", "driver", "nvml", "GPU")):
+        return "gpu-required"
+    if isinstance(error, (FileNotFoundError,)) or "No such file" in text or "no files" in text.lower():
+        return "missing-data"
+    return "error"
+
+
+def main(argv: list[str]) -> int:
+    spec_path, result_path = argv
+    with open(spec_path, encoding="utf-8") as handle:
+        spec = json.load(handle)
+    os.chdir(spec["cwd"])
+    stage = "import"
+    try:
+        module = load_module(spec["path"])
+        stage = "run"
+        run = run_original if spec["side"] == "original" else run_migrated
+        iterations, seconds = run(module, spec)
+        result = {"ok": True, "iterations": iterations, "seconds": seconds}
+    except BaseException as error:  # report every failure to the parent, with its kind
+        result = {"ok": False, "stage": stage, "kind": classify(error),
+                  "error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}
+    with open(result_path, "wb") as handle:
+        pickle.dump(result, handle)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -114,6 +114,10 @@ def _assigned_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
+def _is_method_call(node: cst.BaseExpression, method: str) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method
+
+
 def _unpacks(target: cst.BaseExpression) -> bool:
     return isinstance(target, (cst.Tuple, cst.List))
 
@@ -218,8 +222,26 @@ class _FactCollector(cst.CSTVisitor):
             self._record_binding(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> None:
-        if self._is_run_call(node.iter):
-            self._bind_outputs(node.target, node.iter, unpacked=True)
+        self._bind_loop_target(node.target, node.iter)
+
+    def _bind_comprehension(self, node) -> None:
+        # the element is visited before its ``for`` clauses, so bind their targets first
+        clause = node.for_in
+        while clause is not None:
+            self._bind_loop_target(clause.target, clause.iter)
+            clause = clause.inner_for_in
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _bind_comprehension
+
+    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """``for out in pipe.run()`` and ``for o in outputs`` bind single TensorLists."""
+        if self._is_run_call(iterable):
+            self._bind_outputs(target, iterable, unpacked=True)
+        elif dotted_name(iterable) in self.facts.output_tuples:
+            names = _assigned_names(target)
+            self.facts.tensorlists.update(names)
+            origin = self.facts.output_origin.get(dotted_name(iterable))
+            self.facts.output_origin.update((name, origin) for name in names)
 
     def _record_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         names = _assigned_names(target)
@@ -282,6 +304,8 @@ class _FactCollector(cst.CSTVisitor):
     def _is_tensorlist(self, node: cst.BaseExpression) -> bool:
         if dotted_name(node) in self.facts.tensorlists:
             return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return node.func.attr.value in ("as_cpu", "as_tensor") and self._is_tensorlist(node.func.value)
         return isinstance(node, cst.Subscript) and dotted_name(node.value) in self.facts.output_tuples
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
@@ -291,9 +315,13 @@ class _FactCollector(cst.CSTVisitor):
             self._tensorlist_use(node, node.value, "[]")
 
     def _tensorlist_use(self, node: cst.CSTNode, receiver: cst.BaseExpression, method: str) -> None:
-        base = receiver.value if isinstance(receiver, cst.Subscript) else receiver
+        base = receiver
+        while isinstance(base, (cst.Subscript, cst.Call)):
+            base = base.value if isinstance(base, cst.Subscript) else base.func.value
         name = dotted_name(base) or "output"
         origin = self.facts.output_origin.get(name)
+        if method == "shape" and _is_method_call(receiver, "as_tensor"):
+            method = "tensor_shape"  # a dense Tensor's shape() is a list, ndd's .shape a tuple
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
 
 

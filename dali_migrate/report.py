@@ -94,7 +94,7 @@ def sarif_report(results: list[FileResult]) -> dict:
 def _text_report(results: list[FileResult], stream: TextIO) -> None:
     console = _console(stream)
     for d in _all_diagnostics(results):
-        fix = " [fixable]" if d.fix in ("always", "sometimes") else ""
+        fix = " \\[fixable]" if d.fix in ("always", "sometimes") else ""
         console.print(f"[bold]{d.location}[/]: [red]{d.code}[/] {_markup_escape(d.message)}[dim]{fix}[/]")
     for r in results:
         if r.error:

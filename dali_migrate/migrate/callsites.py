@@ -66,7 +66,12 @@ class CallSiteRewrites:
         if method == "as_array":
             dense = _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
             return _call(_dotted(f"{self.numpy_alias}.asarray"), dense)
-        return _attr(receiver, method)  # shape(), layout() -> properties
+        if method == "tensor_shape":
+            return _call(cst.Name("list"), _attr(receiver, "shape"))
+        if method == "layout":  # TensorList.layout() is "" where ndd's .layout is None
+            return cst.BooleanOperation(_attr(receiver, "layout"), cst.Or(), cst.SimpleString('""'),
+                                        lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return _attr(receiver, method)  # shape() -> the .shape property
 
     def rewrite_subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
         if self.output_uses.get(id(original)) != "[]":

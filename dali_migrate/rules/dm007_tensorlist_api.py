@@ -14,7 +14,8 @@ REPLACEMENTS = {
     "as_array": "`np.asarray(ndd.as_tensor(out))`",
     "as_tensor": "`ndd.as_tensor(out)`",
     "shape": "the `.shape` property",
-    "layout": "the `.layout` property",
+    "layout": "`(out.layout or \"\")`",
+    "tensor_shape": "`list(ndd.as_tensor(out).shape)`",
     "len": "`.batch_size`",
     "as_reshaped_tensor": "`ndd.as_tensor(out)` and a reshape",
     "is_dense_tensor": "a check that every sample shape is equal",
@@ -57,5 +58,5 @@ class TensorListApi(Rule):
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for site in facts.tensorlist_uses:
-            spelled = "out[i]" if site.detail == "[]" else f"{site.detail}()"
+            spelled = {"[]": "out[i]", "tensor_shape": "as_tensor().shape"}.get(site.detail, site.detail) + ("" if site.detail == "[]" else "()")
             yield self.finding(site.node, f"`{spelled}` -> {REPLACEMENTS[site.detail]}")

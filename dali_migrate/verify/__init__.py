@@ -12,6 +12,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,16 +112,15 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
         call = next((c for c in facts.pipeline_factory_calls if dotted_name(c.func) == graph.name), None)
         args = [_code(module, a.value) for a in (call.args if call else []) if a.keyword is None]
         kwargs = {a.keyword.value: _code(module, a.value) for a in (call.args if call else []) if a.keyword}
-        pipeline_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _PIPELINE_KWARGS}
+        pipeline_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _HARNESS_CONTROLLED}
         merged = {**defaults, **pipeline_kwargs}
         sites[graph.name] = CallSite(args, kwargs, merged.get("batch_size"), merged.get("seed"))
         random_ops[graph.name] = [c.op.fn for c in facts.calls if c.graph is graph and c.op is not None and c.op.random]
     return sites, random_ops
 
 
-_PIPELINE_KWARGS = frozenset({"batch_size", "num_threads", "device_id", "seed", "prefetch_queue_depth",
-                              "exec_async", "exec_pipelined", "exec_dynamic", "set_affinity",
-                              "py_num_workers", "py_start_method", "enable_memory_stats"})
+# The harness sets these itself on both sides (--batch-size, --device, the aligned seed).
+_HARNESS_CONTROLLED = frozenset({"batch_size", "device_id", "seed"})
 
 
 def _literal(code: str | None, default):
@@ -155,13 +155,20 @@ def _run_side(side: str, path: Path, spec: dict, timeout: float) -> SideResult:
     return SideResult(True, raw["seconds"], raw["iterations"])
 
 
-def _migrated_in_memory(original: Path, folder: Path) -> Path:
+@contextmanager
+def _migrated_beside(original: Path):
+    """The migrated code in a hidden file next to the original, so that paths relative to
+    ``__file__`` and sibling imports resolve as they do for the original."""
     result = migrate_source(original.read_bytes(), str(original), Config())
     if result.error:
         raise RuntimeError(f"cannot migrate {original}: {result.error}")
-    target = folder / original.name
-    target.write_bytes(result.new_source if result.new_source is not None else original.read_bytes())
-    return target
+    handle, name = tempfile.mkstemp(prefix=f".{original.stem}.", suffix=".dali-migrate-verify.py", dir=original.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(result.new_source if result.new_source is not None else original.read_bytes())
+        yield Path(name)
+    finally:
+        os.unlink(name)
 
 
 def verify_files(original: Path, migrated: Path | None, options: VerifyOptions) -> VerifyReport:
@@ -172,16 +179,20 @@ def verify_files(original: Path, migrated: Path | None, options: VerifyOptions) 
     names = [n for n in sites if not options.pipelines or n in options.pipelines]
     if not names:
         return VerifyReport(error=f"no @pipeline_def pipeline found in {original}")
-    with tempfile.TemporaryDirectory(prefix="dali-migrate-migrated-") as folder:
-        try:
-            migrated_path = migrated or _migrated_in_memory(original, Path(folder))
-        except RuntimeError as error:
-            return VerifyReport(error=str(error))
-        report = VerifyReport()
-        for name in names:
-            report.pipelines.append(_verify_pipeline(name, sites[name], random_ops[name], original,
-                                                     migrated_path, options))
-        return report
+    if migrated is not None:
+        return _verify_all(names, sites, random_ops, original, migrated, options)
+    try:
+        with _migrated_beside(original) as migrated_path:
+            return _verify_all(names, sites, random_ops, original, migrated_path, options)
+    except RuntimeError as error:
+        return VerifyReport(error=str(error))
+
+
+def _verify_all(names, sites, random_ops, original, migrated, options) -> VerifyReport:
+    report = VerifyReport()
+    for name in names:
+        report.pipelines.append(_verify_pipeline(name, sites[name], random_ops[name], original, migrated, options))
+    return report
 
 
 def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, options) -> PipelineReport:

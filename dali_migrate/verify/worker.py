@@ -164,7 +164,7 @@ def classify(error: BaseException) -> str:
     text = f"{type(error).__name__}: {error}"
     if any(key in text for key in ("cudaError", "CUDA", "driver", "nvml", "GPU")):
         return "gpu-required"
-    if isinstance(error, (FileNotFoundError,)) or "No such file" in text or "no files" in text.lower():
+    if isinstance(error, FileNotFoundError) or any(key in text for key in ("No such file", "Failed to open", "no files")):
         return "missing-data"
     return "error"
 

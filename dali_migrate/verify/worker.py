@@ -123,7 +123,7 @@ def _samples_of_batch(output) -> dict:
         output = ndd.as_batch(output)
     output = output.cpu()
     layout = output.layout or ""
-    return {"layout": str(layout), "samples": [np.asarray(t) for t in output.tensors[:]]}
+    return {"layout": str(layout), "samples": [np.asarray(t) for t in output]}
 
 
 def run_original(module, spec: dict) -> tuple[list, float]:

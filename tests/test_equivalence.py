@@ -1,0 +1,47 @@
+"""Every CPU-runnable migrated fixture runs and gives the same data as its original."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES
+from dali_migrate.verify import VerifyOptions, verify_files
+
+pytest.importorskip("nvidia.dali")
+
+RUNNABLE = ["train_classifier", "augment_random", "sharded_eval"]
+
+
+@pytest.mark.parametrize("stem", RUNNABLE)
+def test_migrated_fixture_is_bit_exact(stem):
+    original = FIXTURES / "migrate" / f"{stem}.input.py"
+    migrated = FIXTURES / "migrate" / f"{stem}.expected.py"
+    report = verify_files(original, migrated, VerifyOptions(iterations=4, rtol=0, atol=0))
+    assert report.error == ""
+    for pipeline in report.pipelines:
+        assert pipeline.original.ok, pipeline.original.error
+        assert pipeline.migrated.ok, pipeline.migrated.error
+        assert pipeline.comparison.mismatches == []
+        assert pipeline.rng_aligned
+    assert report.exit_code == 0
+
+
+def test_in_memory_migration_is_verified_without_a_second_file():
+    report = verify_files(FIXTURES / "migrate" / "train_classifier.input.py", None, VerifyOptions(iterations=3))
+    assert report.exit_code == 0
+    assert [p.name for p in report.pipelines] == ["train_pipeline"]
+    assert not list((FIXTURES / "migrate").glob(".*.dali-migrate-verify.py"))
+
+
+def test_pytest_fixture_asserts_in_one_line(dali_equivalence):
+    dali_equivalence(FIXTURES / "migrate" / "sharded_eval.input.py", iterations=2)
+
+
+def test_pytest_fixture_names_the_difference(dali_equivalence, tmp_path):
+    broken = FIXTURES / "migrate" / ".planted_fixture.py"
+    broken.write_text((FIXTURES / "migrate" / "sharded_eval.expected.py").read_text().replace("resize_shorter=20", "resize_shorter=22"))
+    try:
+        with pytest.raises(AssertionError, match="values at iteration 0, output 0"):
+            dali_equivalence(FIXTURES / "migrate" / "sharded_eval.input.py", broken, iterations=1)
+    finally:
+        broken.unlink()

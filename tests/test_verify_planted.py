@@ -1,0 +1,97 @@
+"""Planted differences are caught and named by the harness."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import FIXTURES
+from dali_migrate.verify import VerifyOptions, verify_files
+
+pytest.importorskip("nvidia.dali")
+
+EXPECTED = FIXTURES / "migrate" / "train_classifier.expected.py"
+ORIGINAL = FIXTURES / "migrate" / "train_classifier.input.py"
+
+
+def _planted(tmp_path, old: str, new: str):
+    text = EXPECTED.read_text()
+    assert old in text, old
+    target = FIXTURES / "migrate" / f".planted_{tmp_path.name}.py"
+    target.write_text(text.replace(old, new))
+    return target
+
+
+@pytest.fixture
+def planted(tmp_path):
+    made = []
+
+    def make(old, new):
+        path = _planted(tmp_path, old, new)
+        made.append(path)
+        return path
+
+    yield make
+    for path in made:
+        path.unlink()
+
+
+def _whats(report):
+    (pipeline,) = report.pipelines
+    assert pipeline.original.ok and pipeline.migrated.ok, (pipeline.original.error, pipeline.migrated.error)
+    return {(m.what, m.output) for m in pipeline.comparison.mismatches}
+
+
+def test_changed_resize_size_is_a_shape_mismatch(planted):
+    report = verify_files(ORIGINAL, planted("resize_x=crop, resize_y=crop", "resize_x=crop, resize_y=crop + 1"), VerifyOptions())
+    assert ("shape", 0) in _whats(report)
+    assert report.exit_code == 1
+
+
+def test_swapped_outputs_are_caught(planted):
+    report = verify_files(ORIGINAL, planted("yield images, labels, first_row", "yield labels, images, first_row"), VerifyOptions())
+    whats = _whats(report)
+    assert ("shape", 0) in whats and ("shape", 1) in whats
+
+
+def test_wrong_dtype_is_caught(planted):
+    report = verify_files(ORIGINAL, planted("dtype=types.FLOAT", "dtype=types.FLOAT16"), VerifyOptions())
+    assert ("dtype", 0) in _whats(report)
+
+
+def test_dropped_sample_is_caught(planted):
+    path = planted("yield images, labels, first_row",
+                   "yield ndd.batch(list(images)[1:]), labels, first_row")
+    assert ("samples", 0) in _whats(verify_files(ORIGINAL, path, VerifyOptions()))
+
+
+def test_misaligned_rng_is_caught(planted):
+    path = planted("rng = ndd.random.RNG(seed=seed)", "rng = ndd.random.RNG(seed=seed + 1)")
+    whats = _whats(verify_files(ORIGINAL, path, VerifyOptions(iterations=4)))
+    assert ("values", 0) in whats
+
+
+def test_swapped_random_call_order_is_caught(tmp_path):
+    """Negative control: the stream is consumed in call order, so order matters."""
+    source = FIXTURES / "migrate" / "augment_random.expected.py"
+    text = source.read_text()
+    swapped = text.replace("rng = ndd.random.RNG(seed=seed)\n", "rng = ndd.random.RNG(seed=seed)\n    ndd.random.uniform(batch_size=1, rng=rng)\n")
+    assert swapped != text
+    target = source.with_name(".planted_order.py")
+    target.write_text(swapped)
+    try:
+        report = verify_files(FIXTURES / "migrate" / "augment_random.input.py", target, VerifyOptions())
+    finally:
+        target.unlink()
+    assert report.exit_code == 1
+
+
+def test_missing_data_is_reported_as_could_not_run(tmp_path):
+    copy = tmp_path / "train.py"
+    shutil.copy(ORIGINAL, copy)
+    report = verify_files(copy, None, VerifyOptions())
+    (pipeline,) = report.pipelines
+    assert pipeline.status == "could not run"
+    assert pipeline.original.kind == "missing-data"
+    assert report.exit_code == 2

@@ -24,7 +24,8 @@ def _all_diagnostics(results: list[FileResult]) -> list[Diagnostic]:
     return [d for r in results for d in r.diagnostics]
 
 
-def write_check_report(results: list[FileResult], fmt: str, stream: TextIO = sys.stdout) -> None:
+def write_check_report(results: list[FileResult], fmt: str, stream: TextIO | None = None) -> None:
+    stream = stream or sys.stdout
     diagnostics = _all_diagnostics(results)
     if fmt == "json":
         stream.write(json.dumps(_json_report(results), indent=2) + "\n")

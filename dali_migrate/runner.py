@@ -52,9 +52,13 @@ def run_migrate(paths: Iterable[Path], config: Config, write: bool) -> list[File
     return results
 
 
+def is_writable(path: Path) -> bool:
+    return os.access(path.resolve(), os.W_OK)
+
+
 def _write(result: FileResult) -> None:
     path = Path(result.path)
-    if not os.access(path.resolve(), os.W_OK):
+    if not is_writable(path):
         result.error, result.changed = "read-only file", False
         return
     try:

@@ -1,0 +1,87 @@
+"""Rule fixtures (expected diagnostics per file), look-alikes, suppression, and rule docs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import CHECK_FIXTURES, FIXTURES, diagnostics_text
+from dali_migrate.config import Config
+from dali_migrate.engine import check_source
+from dali_migrate.rules import ALL_RULES, DOC_SECTIONS
+
+RULE_MODULE = re.compile(r"dm(\d{3})_")
+
+
+@pytest.mark.parametrize("source", CHECK_FIXTURES, ids=[p.stem for p in CHECK_FIXTURES])
+def test_check_fixture_diagnostics(source):
+    expected = source.with_suffix(".check.txt").read_text()
+    result = check_source(source.read_bytes(), source.name, Config())
+    assert result.error is None
+    assert diagnostics_text(result.diagnostics) == expected
+
+
+def test_lookalikes_are_never_flagged():
+    source = FIXTURES / "check" / "lookalikes.py"
+    assert check_source(source.read_bytes(), source.name, Config()).diagnostics == []
+
+
+@pytest.mark.parametrize("imports, call", [
+    ("from nvidia.dali import fn", "fn.resize(x, size=3)"),
+    ("import nvidia.dali.fn as dfn", "dfn.resize(x, size=3)"),
+    ("import nvidia.dali as dali", "dali.fn.resize(x, size=3)"),
+    ("import nvidia.dali", "nvidia.dali.fn.resize(x, size=3)"),
+    ("import nvidia.dali.fn", "nvidia.dali.fn.resize(x, size=3)"),
+    ("from nvidia.dali.fn import resize", "resize(x, size=3)"),
+])
+def test_every_import_form_resolves(imports, call):
+    source = f"{imports}\n\ny = {call}\n".encode()
+    codes = [d.code for d in check_source(source, "x.py", Config()).diagnostics]
+    assert codes == ["DM015"]
+
+
+def test_local_names_shadowing_nothing_are_ignored():
+    source = b"import numpy as fn\nfrom mylib import pipeline_def\n\n@pipeline_def\ndef p():\n    return fn.resize(1)\n"
+    assert check_source(source, "x.py", Config()).diagnostics == []
+
+
+def test_pipeline_class_through_submodule_import_is_flagged():
+    source = b"from nvidia.dali.pipeline import Pipeline\npipe = Pipeline(batch_size=2)\npipe.build()\n"
+    codes = [d.code for d in check_source(source, "x.py", Config()).diagnostics]
+    assert codes == ["DM002", "DM003"]
+
+
+def test_noqa_line_and_file_level():
+    source = (FIXTURES / "check" / "noqa.py").read_bytes()
+    assert [d.code for d in check_source(source, "noqa.py", Config()).diagnostics] == ["DM004"]
+    whole = b"# dali-migrate: noqa: DM004\n" + source
+    assert check_source(whole, "noqa.py", Config()).diagnostics == []
+
+
+def test_select_and_ignore():
+    source = (FIXTURES / "migrate" / "train_classifier.input.py").read_bytes()
+    selected = check_source(source, "t.py", Config(select=frozenset({"DM00"})))
+    assert {d.code for d in selected.diagnostics} <= {f"DM00{i}" for i in range(10)}
+    ignored = check_source(source, "t.py", Config(ignore=frozenset({"DM015"})))
+    assert "DM015" not in {d.code for d in ignored.diagnostics}
+    assert ignored.diagnostics
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.code for r in ALL_RULES])
+def test_every_rule_has_code_docs_module_and_a_fixture(rule):
+    assert re.fullmatch(r"DM\d{3}", rule.code)
+    assert rule.fix in ("always", "sometimes", "never")
+    sections = rule.doc_sections()
+    assert list(sections) == list(DOC_SECTIONS), rule.code
+    assert all(sections.values())
+    module = rule.__module__.rsplit(".", 1)[-1]
+    assert RULE_MODULE.match(module).group(1) == rule.code[2:]
+    expected = "".join(p.read_text() for p in FIXTURES.rglob("*.check.txt"))
+    expected += "".join(p.read_text() for p in FIXTURES.rglob("*.diagnostics.txt"))
+    assert f" {rule.code} " in expected, f"no fixture exercises {rule.code}"
+
+
+def test_rule_codes_are_unique():
+    codes = [r.code for r in ALL_RULES]
+    assert len(codes) == len(set(codes))

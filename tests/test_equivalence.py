@@ -45,3 +45,19 @@ def test_pytest_fixture_names_the_difference(dali_equivalence, tmp_path):
             dali_equivalence(FIXTURES / "migrate" / "sharded_eval.input.py", broken, iterations=1)
     finally:
         broken.unlink()
+
+
+def _gpu_available() -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("nvidia-smi") is None:
+        return False
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _gpu_available(), reason="needs an NVIDIA GPU")
+def test_gpu_run_is_bit_exact_where_a_gpu_exists():
+    report = verify_files(FIXTURES / "migrate" / "train_classifier.input.py", None,
+                          VerifyOptions(iterations=3, device="gpu"))
+    assert report.exit_code == 0, [(p.original.error, p.migrated.error) for p in report.pipelines]

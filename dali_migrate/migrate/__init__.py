@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import ModuleFacts
-from ..imports import dotted_name
 from ..rules import Finding
 from .callsites import CallSiteRewrites, plan_call_sites
 from .generator import GeneratorNames, migrate_function

@@ -238,10 +238,13 @@ class _FactCollector(cst.CSTVisitor):
         if self._is_run_call(iterable):
             self._bind_outputs(target, iterable, unpacked=True)
         elif dotted_name(iterable) in self.facts.output_tuples:
-            names = _assigned_names(target)
-            self.facts.tensorlists.update(names)
-            origin = self.facts.output_origin.get(dotted_name(iterable))
-            self.facts.output_origin.update((name, origin) for name in names)
+            self._bind_tensorlists(_assigned_names(target), dotted_name(iterable))
+
+    def _bind_tensorlists(self, names: list[str], output_tuple: str) -> None:
+        """Names taken out of an output tuple are TensorLists of the same pipeline."""
+        self.facts.tensorlists.update(names)
+        origin = self.facts.output_origin.get(output_tuple)
+        self.facts.output_origin.update((name, origin) for name in names)
 
     def _record_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         names = _assigned_names(target)
@@ -257,9 +260,7 @@ class _FactCollector(cst.CSTVisitor):
             isinstance(value, cst.Subscript)
             and dotted_name(value.value) in self.facts.output_tuples
         ):
-            self.facts.tensorlists.update(names)
-            origin = self.facts.output_origin.get(dotted_name(value.value))
-            self.facts.output_origin.update((name, origin) for name in names)
+            self._bind_tensorlists(names, dotted_name(value.value))
         if self.graph is not None and self.is_datanode_expr(value):
             self.graph.datanodes.update(n for n in names if "." not in n)
 
@@ -304,8 +305,8 @@ class _FactCollector(cst.CSTVisitor):
     def _is_tensorlist(self, node: cst.BaseExpression) -> bool:
         if dotted_name(node) in self.facts.tensorlists:
             return True
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            return node.func.attr.value in ("as_cpu", "as_tensor") and self._is_tensorlist(node.func.value)
+        if _is_method_call(node, "as_cpu") or _is_method_call(node, "as_tensor"):
+            return self._is_tensorlist(node.func.value)
         return isinstance(node, cst.Subscript) and dotted_name(node.value) in self.facts.output_tuples
 
     def visit_Subscript(self, node: cst.Subscript) -> None:

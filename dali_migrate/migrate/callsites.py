@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts
 from .ops import without_keywords
-from .plan import EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan
+from .plan import EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
 
 RUN_LIKE = frozenset({"run", "outputs", "share_outputs"})
 
@@ -119,8 +119,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
 
 
 def _dropped_factory_args(plan: PipelinePlan, call: cst.Call) -> set[str]:
-    params = {p.name.value for p in [*plan.function.params.params, *plan.function.params.kwonly_params,
-                                      *plan.function.params.posonly_params]}
+    params = {p.name.value for p in all_params(plan.function.params)}
     dropped = set()
     for arg in call.args:
         name = arg.keyword.value if arg.keyword else None

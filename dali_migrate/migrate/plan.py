@@ -133,13 +133,13 @@ def _check_body(plan: PipelinePlan) -> None:
         if index is None:
             plan.block("DM005", plan.reader.node, "the reader must be assigned at the top of the graph")
         plan.reader_statement_index = index
-    taken = {p.name.value for p in _all_params(plan.function.params)}
+    taken = {p.name.value for p in all_params(plan.function.params)}
     for name in MAPPED_PIPELINE_ARGS:
         if name in taken:
             plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
 
 
-def _all_params(params: cst.Parameters) -> list[cst.Param]:
+def all_params(params: cst.Parameters) -> list[cst.Param]:
     return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
@@ -203,7 +203,7 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
 
 
 def _is_pipeline_kwarg(plan: PipelinePlan, arg: cst.Arg) -> bool:
-    params = {p.name.value for p in _all_params(plan.function.params)}
+    params = {p.name.value for p in all_params(plan.function.params)}
     return arg.keyword.value not in params
 
 

@@ -20,6 +20,7 @@ REPLACEMENTS = {
     "as_reshaped_tensor": "`ndd.as_tensor(out)` and a reshape",
     "is_dense_tensor": "a check that every sample shape is equal",
 }
+SPELLED = {"[]": "out[i]", "tensor_shape": "as_tensor().shape()"}
 
 
 class TensorListApi(Rule):
@@ -58,5 +59,5 @@ class TensorListApi(Rule):
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for site in facts.tensorlist_uses:
-            spelled = {"[]": "out[i]", "tensor_shape": "as_tensor().shape"}.get(site.detail, site.detail) + ("" if site.detail == "[]" else "()")
+            spelled = SPELLED.get(site.detail, f"{site.detail}()")
             yield self.finding(site.node, f"`{spelled}` -> {REPLACEMENTS[site.detail]}")

@@ -159,13 +159,14 @@ def _run_side(side: str, path: Path, spec: dict, timeout: float) -> SideResult:
 def _migrated_beside(original: Path):
     """The migrated code in a hidden file next to the original, so that paths relative to
     ``__file__`` and sibling imports resolve as they do for the original."""
-    result = migrate_source(original.read_bytes(), str(original), Config())
+    source = original.read_bytes()
+    result = migrate_source(source, str(original), Config())
     if result.error:
         raise RuntimeError(f"cannot migrate {original}: {result.error}")
     handle, name = tempfile.mkstemp(prefix=f".{original.stem}.", suffix=".dali-migrate-verify.py", dir=original.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(result.new_source if result.new_source is not None else original.read_bytes())
+            stream.write(result.new_source if result.new_source is not None else source)
         yield Path(name)
     finally:
         os.unlink(name)

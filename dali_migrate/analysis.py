@@ -64,7 +64,11 @@ class ModuleFacts:
     pipeline_classes: set[str] = field(default_factory=set)
     pipeline_subclass_defs: list[Site] = field(default_factory=list)
     pipeline_vars: set[str] = field(default_factory=set)
-    pipeline_var_factory: dict[str, str] = field(default_factory=dict)
+    # pipeline variable -> every factory a binding of that name calls ("Pipeline" for objects)
+    pipeline_var_factories: dict[str, set[str]] = field(default_factory=dict)
+    # helper functions that return a pipeline: name -> the variable they return
+    pipeline_helpers: dict[str, str] = field(default_factory=dict)
+    pipeline_returns: list[cst.BaseExpression] = field(default_factory=list)
     output_origin: dict[str, str] = field(default_factory=dict)  # output name -> pipeline var
     output_tuples: set[str] = field(default_factory=set)
     tensorlists: set[str] = field(default_factory=set)
@@ -78,6 +82,17 @@ class ModuleFacts:
     @property
     def uses_dali(self) -> bool:
         return self.imports.uses_dali
+
+    def graphs_of(self, var: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        """The pipelines a variable may hold: its factories, looked through helper functions."""
+        graphs: set[str] = set()
+        for factory in self.pipeline_var_factories.get(var, ()):
+            helper_var = self.pipeline_helpers.get(factory)
+            if helper_var is None:
+                graphs.add(factory)
+            elif factory not in seen:
+                graphs |= self.graphs_of(helper_var, seen | {factory})
+        return graphs
 
     def pipeline_method_sites(self, methods: frozenset[str]) -> list[Site]:
         return [site for site in self.pipeline_method_calls if site.detail in methods]
@@ -127,6 +142,7 @@ class _FactCollector(cst.CSTVisitor):
         self.facts = facts
         self.graph_stack: list[Graph | None] = []
         self.class_stack: list[bool] = []
+        self.function_stack: list[str] = []
 
     # -- helpers ---------------------------------------------------------------------------
     @property
@@ -140,7 +156,8 @@ class _FactCollector(cst.CSTVisitor):
         name = dotted_name(call.func)
         if self.resolve(call.func) == PIPELINE_CLASS:
             return True
-        return name in self.facts.pipeline_functions or name in self.facts.pipeline_classes
+        return (name in self.facts.pipeline_functions or name in self.facts.pipeline_classes
+                or name in self.facts.pipeline_helpers)
 
     def is_datanode_expr(self, node: cst.BaseExpression) -> bool:
         graph = self.graph
@@ -161,6 +178,7 @@ class _FactCollector(cst.CSTVisitor):
 
     # -- definitions -----------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.function_stack.append(node.name.value)
         for decorator in node.decorators:
             target = decorator.decorator
             target = target.func if isinstance(target, cst.Call) else target
@@ -175,6 +193,14 @@ class _FactCollector(cst.CSTVisitor):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.graph_stack.pop()
+        self.function_stack.pop()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        """``return pipe`` in a plain function makes that function a pipeline factory."""
+        returned = dotted_name(node.value) if node.value is not None else None
+        if self.graph is None and self.function_stack and returned in self.facts.pipeline_vars:
+            self.facts.pipeline_helpers[self.function_stack[-1]] = returned
+            self.facts.pipeline_returns.append(node.value)
 
     def _push(self, graph: Graph) -> None:
         self.facts.graphs.append(graph)
@@ -253,7 +279,8 @@ class _FactCollector(cst.CSTVisitor):
             self.facts.pipeline_factory_calls.append(value)
             self.facts.pipeline_binding_targets.append(target)
             factory = "Pipeline" if self.resolve(value.func) == PIPELINE_CLASS else dotted_name(value.func)
-            self.facts.pipeline_var_factory.update((name, factory) for name in names)
+            for name in names:
+                self.facts.pipeline_var_factories.setdefault(name, set()).add(factory)
         elif self._is_run_call(value):
             self._bind_outputs(target, value, unpacked=_unpacks(target))
         elif (
@@ -326,8 +353,9 @@ class _FactCollector(cst.CSTVisitor):
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
 
 
-def collect_facts(module: cst.Module, optable: OpTable | None = None) -> ModuleFacts:
-    facts = ModuleFacts(imports=import_table(module), optable=optable or load_op_table())
+def collect_facts(module: cst.Module, optable: OpTable | None = None,
+                  imports: ImportTable | None = None) -> ModuleFacts:
+    facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
     if facts.uses_dali:
         module.visit(_FactCollector(facts))
     return facts

@@ -7,7 +7,8 @@ the CLI and the reporters.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -15,8 +16,13 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .analysis import ModuleFacts, collect_facts
 from .config import Config
 from .diagnostics import Diagnostic, FileResult
+from .imports import ImportTable
 from .rules import ALL_RULES, RULES_BY_CODE, Finding
 from .suppress import parse_suppressions
+
+if TYPE_CHECKING:
+    from .migrate import MigrationResult
+    from .migrate.normalize import NormalizedModule
 
 PREFILTER = b"dali"
 
@@ -49,8 +55,8 @@ class Analysed:
     rule_errors: list[str]
 
 
-def analyse(module: cst.Module, config: Config) -> Analysed:
-    facts = collect_facts(module)
+def analyse(module: cst.Module, config: Config, imports: ImportTable | None = None) -> Analysed:
+    facts = collect_facts(module, imports=imports)
     findings: list[Finding] = []
     errors: list[str] = []
     if facts.uses_dali:
@@ -80,6 +86,13 @@ def _unsuppressed(diagnostics: list[Diagnostic], module: cst.Module) -> list[Dia
     return sorted(kept, key=lambda d: (d.line, d.column, d.code))
 
 
+def _analysed_or_error(data: bytes, config: Config) -> Analysed:
+    analysed = analyse(parse(data), config)
+    if analysed.rule_errors:
+        raise SourceError("; ".join(analysed.rule_errors))
+    return analysed
+
+
 def check_source(data: bytes, path: str, config: Config) -> FileResult:
     result = FileResult(path)
     if not might_use_dali(data):
@@ -102,21 +115,71 @@ def check_source(data: bytes, path: str, config: Config) -> FileResult:
     return result
 
 
+@dataclass
+class _Migrated:
+    """A migration and the module it was computed on: the original, or its normalized form."""
+
+    migration: "MigrationResult"
+    subject: Analysed
+    normalized: "NormalizedModule | None" = None
+
+
+def _migrate(original: Analysed, config: Config) -> _Migrated:
+    """Migrate, with ``with pipe:`` graphs in decorator form where that is possible. A graph
+    whose normalized form cannot be migrated either is left as it was written."""
+    from .migrate import migrate_module
+    from .migrate.normalize import normalize_with_graphs
+
+    skip: set[int] = set()
+    reasons: dict[int, list] = {}
+    while config.enabled("DM002"):
+        normalized = normalize_with_graphs(original.module, skip)
+        if normalized is None:
+            break
+        subject = analyse(normalized.module, config, normalized.imports())
+        migration = migrate_module(subject.module, subject.facts, subject.findings)
+        blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
+        if not blocked:
+            return _Migrated(migration, subject, normalized)
+        skip |= {id(g.with_statement) for g in blocked}
+        reasons |= {id(g.with_statement): migration.blockers.get(g.function.name.value, []) for g in blocked}
+    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons), original)
+
+
+class _Locator:
+    """Positions of migration diagnostics in the file as the user wrote it."""
+
+    def __init__(self, original: Analysed, migrated: _Migrated) -> None:
+        self.normalized = migrated.normalized
+        self.positions = _positions(migrated.subject.module)
+        self.synthesized: dict[int, cst.Call] = {}
+        if self.normalized is not None:
+            self.original_positions = _positions(original.module)
+            self.synthesized = {id(g.function.decorators[0]): g.pipeline_call for g in self.normalized.graphs}
+
+    def diagnostic(self, path: str, code: str, message: str, node: cst.CSTNode, fix: str) -> Diagnostic:
+        pipeline_call = self.synthesized.get(id(node))
+        if pipeline_call is not None:  # the decorator stands for ``Pipeline(...)`` + ``with``
+            return _diagnostic(path, self.original_positions, "DM002",
+                               "`Pipeline` object with a `with pipe:` graph", pipeline_call, fix)
+        diagnostic = _diagnostic(path, self.positions, code, message, node, fix)
+        if self.normalized is None:
+            return diagnostic
+        line = self.normalized.original_line
+        return replace(diagnostic, line=line(diagnostic.line), end_line=line(diagnostic.end_line))
+
+
 def migrate_source(data: bytes, path: str, config: Config) -> FileResult:
     """The migrated bytes (``new_source``, None when unchanged), with what was fixed and left."""
-    from .migrate import migrate_module
-
     result = FileResult(path)
     if not might_use_dali(data):
         return result
     try:
-        analysed = analyse(parse(data), config)
-        if analysed.rule_errors:
-            raise SourceError("; ".join(analysed.rule_errors))
-        if not analysed.findings:
+        original = _analysed_or_error(data, config)
+        if not original.findings:
             return result
-        migration = migrate_module(analysed.module, analysed.facts, analysed.findings)
-        new_data = migration.module.bytes
+        migrated = _migrate(original, config)
+        new_data = migrated.migration.module.bytes
         cst.parse_module(new_data)  # never write something that does not parse
     except SourceError as error:
         result.error = str(error)
@@ -124,10 +187,11 @@ def migrate_source(data: bytes, path: str, config: Config) -> FileResult:
     except Exception as error:  # a crash in a fix must never leave a half-written file
         result.error = f"internal error while migrating: {type(error).__name__}: {error}"
         return result
-    positions = _positions(analysed.module)
-    diagnostics = [_diagnostic(path, positions, f.code, f.message, f.node, "fixed") for f in migration.fixed]
-    diagnostics += [_diagnostic(path, positions, t.code, t.message, t.node, "todo") for t in migration.todos]
-    result.diagnostics = _unsuppressed(_dedupe(diagnostics), analysed.module)
+    locate = _Locator(original, migrated).diagnostic
+    migration = migrated.migration
+    diagnostics = [locate(path, f.code, f.message, f.node, "fixed") for f in migration.fixed]
+    diagnostics += [locate(path, t.code, t.message, t.node, "todo") for t in migration.todos]
+    result.diagnostics = _unsuppressed(_dedupe(diagnostics), original.module)
     if new_data != data:
         result.changed = True
         result.new_source = new_data

@@ -9,21 +9,50 @@ from dali_migrate.verify import VerifyOptions, verify_files
 
 pytest.importorskip("nvidia.dali")
 
-RUNNABLE = ["train_classifier", "augment_random", "sharded_eval"]
+# fixture -> the --arg values its first call site needs (names local to the caller)
+RUNNABLE = {
+    "train_classifier": {},
+    "augment_random": {},
+    "sharded_eval": {},
+    "with_pipeline": {},
+    "notebook_cells": {},
+    "epoch_loop": {"shard_id": 1, "num_shards": 3},
+}
+# Whole programs whose printed output must not change. train_classifier prints a sample
+# object itself, whose repr names its type (TensorCPU before, Tensor after).
+SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"})
 
 
-@pytest.mark.parametrize("stem", RUNNABLE)
+@pytest.mark.parametrize("stem", sorted(RUNNABLE))
 def test_migrated_fixture_is_bit_exact(stem):
     original = FIXTURES / "migrate" / f"{stem}.input.py"
     migrated = FIXTURES / "migrate" / f"{stem}.expected.py"
-    report = verify_files(original, migrated, VerifyOptions(iterations=4, rtol=0, atol=0))
+    report = verify_files(original, migrated, VerifyOptions(args=RUNNABLE[stem], iterations=4, rtol=0, atol=0))
     assert report.error == ""
+    assert report.pipelines
     for pipeline in report.pipelines:
         assert pipeline.original.ok, pipeline.original.error
         assert pipeline.migrated.ok, pipeline.migrated.error
         assert pipeline.comparison.mismatches == []
         assert pipeline.rng_aligned
     assert report.exit_code == 0
+
+
+@pytest.mark.parametrize("stem", SAME_OUTPUT)
+def test_migrated_program_prints_what_the_original_printed(stem):
+    """The call sites too: loops over epoch_size, build/run, TensorList accessors."""
+    import subprocess
+    import sys
+
+    def run(path):
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    folder = FIXTURES / "migrate"
+    original = run(folder / f"{stem}.input.py")
+    assert original.strip()
+    assert run(folder / f"{stem}.expected.py") == original
 
 
 def test_in_memory_migration_is_verified_without_a_second_file():

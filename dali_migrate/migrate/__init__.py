@@ -12,7 +12,8 @@ from .callsites import CallSiteRewrites, plan_call_sites
 from .generator import GeneratorNames, migrate_function
 from .imports import fix_imports, has_ndd_import
 from .ops import GraphOpRewriter, OpRewritePlan
-from .plan import PipelinePlan, find_stray_references, plan_decorated_pipeline
+from .plan import PipelinePlan, block_shared_variables, find_stray_references, plan_decorated_pipeline
+from .reader_meta import NotMigratable, ReaderMetaRewrites, factory_statements, meta_sites, plan_reader_meta
 from .todo import TODO_PREFIX, Todo, TodoInserter
 
 __all__ = ["MigrationResult", "migrate_module", "TODO_PREFIX"]
@@ -24,6 +25,7 @@ class MigrationResult:
     fixed: list[Finding] = field(default_factory=list)
     todos: list[Todo] = field(default_factory=list)
     migrated_pipelines: list[str] = field(default_factory=list)
+    blockers: dict[str, list] = field(default_factory=dict)  # pipeline name -> its Blockers
 
 
 class _NodeIds(cst.CSTVisitor):
@@ -119,6 +121,9 @@ class Migrator(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if self.call_sites.is_removed_statement(original_node):
             return cst.RemoveFromParent()
+        following = self.call_sites.statement_after(original_node)
+        if following is not None:
+            return cst.FlattenSentinel([updated_node, following])
         return updated_node
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
@@ -127,17 +132,67 @@ class Migrator(cst.CSTTransformer):
         return updated_node
 
 
-def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Finding]) -> MigrationResult:
+class _EnclosingFunctions(cst.CSTVisitor):
+    """The innermost function around each wanted node (None at module level)."""
+
+    def __init__(self, wanted: set[int]) -> None:
+        self.wanted = wanted
+        self.stack: list[cst.FunctionDef | None] = [None]
+        self.found: dict[int, cst.FunctionDef | None] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.wanted:
+            self.found[id(node)] = self.stack[-1]
+        if isinstance(node, cst.FunctionDef):
+            self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.FunctionDef):
+            self.stack.pop()
+
+
+def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan],
+                      ndd_alias: str) -> ReaderMetaRewrites:
+    rewrites = ReaderMetaRewrites()
+    wanted = {id(s.node) for s in meta_sites(facts, [v for p in plans for v in p.pipe_vars])}
+    if not wanted:
+        return rewrites
+    wanted |= {id(call) for call in facts.pipeline_factory_calls}
+    scopes = _EnclosingFunctions(wanted)
+    module.visit(scopes)
+    for plan in plans:
+        try:
+            planned = plan_reader_meta(plan, facts, factory_statements(facts, plan.graph.name),
+                                       ndd_alias, lambda node: scopes.found.get(id(node)))
+        except NotMigratable as reason:
+            for site in meta_sites(facts, plan.pipe_vars):
+                plan.block("DM017", site.node, f"`{site.name}.{site.detail}()`: {reason}")
+            continue
+        rewrites.statements_after.update(planned.statements_after)
+        rewrites.lookups.update(planned.lookups)
+    return rewrites
+
+
+def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Finding],
+                   graph_reasons: dict[int, list] | None = None) -> MigrationResult:
+    """``graph_reasons``: per ``with`` statement, the Blockers found when its graph was tried
+    in decorator form; they become its TODOs."""
     strays = find_stray_references(module, facts)
     plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
-    migratable = [p for p in plans if p.migratable]
+    block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"
-    call_sites = plan_call_sites(facts, migratable, ndd_alias, module)
+    reader_meta = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias)
+    block_shared_variables(plans, facts)
+    migratable = [p for p in plans if p.migratable]
+    call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta)
     fixed_ids = set().union(*(node_ids(p.function) for p in migratable)) | call_sites.fixed_ids
     fixed = [f for f in findings if id(f.node) in fixed_ids]
-    todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids])
+    todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids],
+                                     graph_reasons or {})
     migrator = Migrator(facts, migratable, ndd_alias, call_sites, todos)
     new_module = module.visit(migrator)
     if migratable or call_sites.fixed_ids:
         new_module = fix_imports(new_module, need_ndd=True, need_numpy=call_sites.needs_numpy)
-    return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable])
+    return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable],
+                           {p.graph.name: p.blockers for p in plans if not p.migratable})

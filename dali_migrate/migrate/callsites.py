@@ -9,6 +9,7 @@ import libcst as cst
 from ..analysis import ModuleFacts
 from .ops import without_keywords
 from .plan import EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
+from .reader_meta import ReaderMetaRewrites
 
 RUN_LIKE = frozenset({"run", "outputs", "share_outputs"})
 
@@ -35,6 +36,13 @@ class CallSiteRewrites:
     factory_dropped_args: dict[int, set[str]] = field(default_factory=dict)
     output_uses: dict[int, str] = field(default_factory=dict)
     fixed_ids: set[int] = field(default_factory=set)
+    reader_meta: ReaderMetaRewrites = field(default_factory=ReaderMetaRewrites)
+
+    def statement_after(self, line: cst.SimpleStatementLine) -> cst.BaseStatement | None:
+        """The statement to add after ``line`` (reader metadata after ``pipe = f(...)``)."""
+        if len(line.body) == 1 and isinstance(line.body[0], cst.Assign):
+            return self.reader_meta.statements_after.get(id(line.body[0].value))
+        return None
 
     def is_removed_statement(self, line: cst.SimpleStatementLine) -> bool:
         return (
@@ -45,6 +53,8 @@ class CallSiteRewrites:
 
     def rewrite_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = id(original)
+        if key in self.reader_meta.lookups:
+            return self.reader_meta.lookups[key]
         if key in self.run_calls:
             return _call(cst.Name("next"), updated.func.value)
         if key in self.factory_dropped_args:
@@ -91,9 +101,10 @@ def numpy_alias(facts_module: cst.Module) -> str | None:
 
 
 def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
-                    module: cst.Module) -> CallSiteRewrites:
+                    module: cst.Module, reader_meta: ReaderMetaRewrites) -> CallSiteRewrites:
     existing_numpy = numpy_alias(module)
-    rewrites = CallSiteRewrites(ndd_alias, existing_numpy or "np")
+    rewrites = CallSiteRewrites(ndd_alias, existing_numpy or "np", reader_meta=reader_meta)
+    rewrites.fixed_ids |= set(reader_meta.lookups)
     pipe_vars = {var for plan in plans for var in plan.pipe_vars}
     for plan in plans:
         for call in plan.factory_calls:

@@ -123,10 +123,18 @@ def _without_pipeline_decorator(plan: PipelinePlan, updated: cst.FunctionDef) ->
     index = list(plan.function.decorators).index(plan.graph.decorator)
     decorators = list(updated.decorators)
     removed = decorators.pop(index)
-    kept_comments = list(removed.leading_lines)  # comments that sat above the decorator
+    kept_comments = [*removed.leading_lines, *_trailing_comment(removed)]
     if decorators and index < len(decorators):
         following = decorators[index]
         decorators[index] = following.with_changes(leading_lines=[*kept_comments, *following.leading_lines])
         return updated.with_changes(decorators=decorators)
-    return updated.with_changes(decorators=decorators, lines_after_decorators=[
-        *updated.lines_after_decorators, *kept_comments])
+    if decorators:
+        return updated.with_changes(decorators=decorators, lines_after_decorators=[
+            *updated.lines_after_decorators, *kept_comments])
+    return updated.with_changes(decorators=[], lines_after_decorators=[], leading_lines=[
+        *updated.leading_lines, *kept_comments, *updated.lines_after_decorators])
+
+
+def _trailing_comment(decorator: cst.Decorator) -> list[cst.EmptyLine]:
+    comment = decorator.trailing_whitespace.comment
+    return [cst.EmptyLine(indent=True, comment=comment)] if comment is not None else []

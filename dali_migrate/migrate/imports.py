@@ -87,6 +87,10 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool) -> cst.Mod
         if not _is_dali_import_line(statement):
             body.append(statement)
             continue
+        if add_numpy:  # beside the DALI imports it serves
+            body.append(cst.parse_statement("import numpy as np\n").with_changes(leading_lines=statement.leading_lines))
+            statement = statement.with_changes(leading_lines=[])
+            add_numpy = False
         if add_ndd:
             body.append(ndd_import().with_changes(leading_lines=statement.leading_lines))
             statement = statement.with_changes(leading_lines=[])

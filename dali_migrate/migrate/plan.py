@@ -25,11 +25,11 @@ EXECUTION_ONLY_ARGS = frozenset({
     "output_layout",
 })
 BLOCKING_ARGS = {"enable_conditionals": "DM011", "enable_checkpointing": "DM013", "checkpoint": "DM013"}
-SUPPORTED_PIPE_METHODS = frozenset({"build", "run", "outputs", "share_outputs"})
+# epoch_size/reader_meta are planned in reader_meta.py, which blocks what it cannot rewrite
+SUPPORTED_PIPE_METHODS = frozenset({"build", "run", "outputs", "share_outputs", "epoch_size", "reader_meta"})
 UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor", "is_dense_tensor"})
 METHOD_RULES = {
-    "schedule_run": "DM003", "release_outputs": "DM003", "epoch_size": "DM017",
-    "reader_meta": "DM017", "checkpoint": "DM013", "serialize": "DM014", "feed_input": "DM012",
+    "schedule_run": "DM003", "release_outputs": "DM003", "checkpoint": "DM013", "serialize": "DM014", "feed_input": "DM012",
     "iter_setup": "DM012",
 }
 
@@ -185,7 +185,7 @@ class _ReturnYieldCounter(cst.CSTVisitor):
 
 def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, list]) -> None:
     name = plan.graph.name
-    plan.pipe_vars = [v for v, factory in facts.pipeline_var_factory.items() if factory == name]
+    plan.pipe_vars = [v for v in facts.pipeline_var_factories if name in facts.graphs_of(v)]
     plan.factory_calls = [c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name]
     for call in plan.factory_calls:
         for arg in call.args:
@@ -200,6 +200,24 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
             plan.block("DM007", site.node, f"`{site.detail}()` on a pipeline output")
     for node in [n for key in [name, *plan.pipe_vars] for n in strays.get(key, [])]:
         plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value; migrate that use by hand")
+
+
+def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> None:
+    """A variable name that may hold a pipeline left in pipeline mode keeps every pipeline it
+    may hold in pipeline mode: its ``run()`` calls must stay as they are."""
+    changed = True
+    while changed:
+        changed = False
+        migratable = {p.graph.name for p in plans if p.migratable}
+        for plan in [p for p in plans if p.migratable]:
+            for var in plan.pipe_vars:
+                others = facts.graphs_of(var) - migratable
+                if others:
+                    other = sorted(others)[0]
+                    held = "a `Pipeline` object" if other == "Pipeline" else f"`{other}`"
+                    plan.block("DM003", plan.function, f"`{var}` also holds {held}, which is not migrated")
+                    changed = True
+                    break
 
 
 def _is_pipeline_kwarg(plan: PipelinePlan, arg: cst.Arg) -> bool:
@@ -254,6 +272,8 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(target) for target in facts.pipeline_binding_targets}
     accounted |= {id(site.node.func.value) for site in facts.pipeline_method_calls}
     accounted |= {id(graph.decorator) for graph in facts.graphs if graph.decorator is not None}
-    finder = _StrayReferenceFinder(facts.pipeline_functions | facts.pipeline_vars, accounted)
+    accounted |= {id(returned) for returned in facts.pipeline_returns}
+    names = facts.pipeline_functions | facts.pipeline_vars | set(facts.pipeline_helpers)
+    finder = _StrayReferenceFinder(names, accounted)
     module.visit(finder)
     return finder.found

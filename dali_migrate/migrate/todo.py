@@ -43,7 +43,8 @@ class TodoInserter:
         self.placed: list[Todo] = []
 
     @classmethod
-    def for_unfixed(cls, facts: ModuleFacts, plans: list[PipelinePlan], unfixed: list[Finding]) -> "TodoInserter":
+    def for_unfixed(cls, facts: ModuleFacts, plans: list[PipelinePlan], unfixed: list[Finding],
+                    graph_reasons: dict[int, list]) -> "TodoInserter":
         todos: list[Todo] = []
         hidden: set[int] = set()
         blocked = {id(p.function): p for p in plans if not p.migratable}
@@ -56,7 +57,10 @@ class TodoInserter:
         for graph in facts.graphs:
             if graph.kind != "decorator":
                 todos.append(Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node))
-        todos += [Todo(f.code, f.message, f.node) for f in unfixed if id(f.node) not in hidden]
+                todos += [Todo(b.code, b.message, graph.node) for b in graph_reasons.get(id(graph.node), [])]
+        explained = {(t.code, id(t.node)) for t in todos}  # a blocker says more than the finding
+        todos += [Todo(f.code, f.message, f.node) for f in unfixed
+                  if id(f.node) not in hidden and (f.code, id(f.node)) not in explained]
         return cls(todos)
 
     def enter(self, node: cst.CSTNode) -> None:

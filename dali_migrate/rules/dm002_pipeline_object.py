@@ -36,9 +36,13 @@ class PipelineObject(Rule):
     ```
 
     ## Fix safety
-    `Pipeline(...)` followed by `with pipe:` in the same function or module is migrated.
-    Subclasses with `define_graph` are marked with a TODO (their `__init__` state has no
-    one-to-one equivalent).
+    `pipe = Pipeline(keyword=...)` directly followed by `with pipe:` ending in
+    `pipe.set_outputs(...)`, in a function or at module level, is migrated: the graph becomes a
+    generator function defined where the `with` stood. A function that returns the pipeline
+    returns the generator, and its callers' `build()`/`run()` are migrated too. Left with a TODO
+    (and the reasons): positional `Pipeline` arguments, names bound in the graph and read
+    after it, graphs that cannot be migrated in decorator form either, and subclasses with
+    `define_graph` (their `__init__` state has no one-to-one equivalent).
     """
 
     code = "DM002"

@@ -26,18 +26,25 @@ class ReaderMeta(Rule):
 
     ## Use instead
     ```python
-    steps = reader.get_metadata()["epoch_size"] // batch_size
+    pipe_reader_meta = ndd.readers.File(file_root=root).get_metadata()
+    steps = pipe_reader_meta["epoch_size_padded"] // batch_size
     ```
+    `pipe.epoch_size(name)` is the *padded* epoch size (`epoch_size_padded`), which differs
+    from `epoch_size` when shards are padded.
 
     ## Fix safety
-    Not fixed automatically: the reader lives inside the migrated generator. Marked with a
-    TODO.
+    The reader lives inside the migrated generator, and an ndd reader asked for its metadata
+    can no longer be iterated with another batch size, so the codemod builds a second reader
+    with the same arguments right after `pipe = f(...)` and reads its metadata. It does so only
+    where the reader's arguments are the pipeline's parameters, bound at that call to plain
+    names or literals, the lookup is in the same function, and the reader name matches the
+    reader's `name=`. Anything else is marked with a TODO that says which condition failed.
     """
 
     code = "DM017"
     name = "reader-meta"
     message = "reader metadata through the pipeline; use `reader.get_metadata()`"
-    fix = "never"
+    fix = "sometimes"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for site in facts.pipeline_method_sites(frozenset({"epoch_size", "reader_meta"})):

@@ -89,33 +89,62 @@ class VerifyReport:
 
 @dataclass(frozen=True)
 class CallSite:
+    """How to get one pipeline of a module: call a ``@pipeline_def`` function ("pipeline"),
+    call a helper that returns a pipeline ("helper"), or take a module variable ("variable")."""
+
     args: list[str]
     kwargs: dict[str, str]
     batch_size: str | None
     seed: str | None
+    kind: str = "pipeline"
 
 
 def _code(module: cst.Module, node: cst.CSTNode) -> str:
     return module.code_for_node(node).strip()
 
 
+def _decorator_args(module: cst.Module, graph) -> dict[str, str]:
+    return {a.keyword.value: _code(module, a.value) for a in getattr(graph.decorator.decorator, "args", []) if a.keyword}
+
+
 def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, list[str]]]:
-    """Per pipeline in ``source``: the arguments of its first call site, and its random ops."""
+    """Per pipeline in ``source``: how to get it (the arguments of its first call site), and
+    its random ops. ``with pipe:`` graphs are read through their decorator form."""
+    from ..migrate.normalize import normalize_with_graphs
+
     module = cst.parse_module(source)
-    facts = collect_facts(module)
+    normalized = normalize_with_graphs(module)
+    if normalized is not None:
+        module = normalized.module
+    facts = collect_facts(module, imports=normalized.imports() if normalized else None)
+    graphs = {g.name: g for g in facts.graphs if g.kind == "decorator"}
+    synthesized = {g.function.name.value: g for g in (normalized.graphs if normalized else [])}
     sites, random_ops = {}, {}
-    for graph in facts.graphs:
-        if graph.kind != "decorator":
-            continue
-        decorator = graph.decorator.decorator
-        defaults = {a.keyword.value: _code(module, a.value) for a in getattr(decorator, "args", []) if a.keyword}
-        call = next((c for c in facts.pipeline_factory_calls if dotted_name(c.func) == graph.name), None)
+
+    def add(name: str, kind: str, graph_name: str | None, call: cst.Call | None, harness_args: bool) -> None:
+        graph = graphs.get(graph_name)
+        if graph is None:
+            return
         args = [_code(module, a.value) for a in (call.args if call else []) if a.keyword is None]
         kwargs = {a.keyword.value: _code(module, a.value) for a in (call.args if call else []) if a.keyword}
-        pipeline_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _HARNESS_CONTROLLED}
-        merged = {**defaults, **pipeline_kwargs}
-        sites[graph.name] = CallSite(args, kwargs, merged.get("batch_size"), merged.get("seed"))
-        random_ops[graph.name] = [c.op.fn for c in facts.calls if c.graph is graph and c.op is not None and c.op.random]
+        pipeline_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _HARNESS_CONTROLLED} if harness_args else {}
+        merged = {**_decorator_args(module, graph), **pipeline_kwargs}
+        sites[name] = CallSite(args, kwargs, merged.get("batch_size"), merged.get("seed"), kind)
+        random_ops[name] = [c.op.fn for c in facts.calls if c.graph is graph and c.op is not None and c.op.random]
+
+    def first_call(name: str) -> cst.Call | None:
+        return next((c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name), None)
+
+    for name in graphs:
+        if name not in synthesized:
+            add(name, "pipeline", name, first_call(name), harness_args=True)
+    for helper, variable in facts.pipeline_helpers.items():
+        graph_names = facts.graphs_of(variable)
+        if len(graph_names) == 1:
+            add(helper, "helper", graph_names.pop(), first_call(helper), harness_args=False)
+    for graph in synthesized.values():
+        if graph.module_level:
+            add(graph.variable, "variable", graph.function.name.value, None, harness_args=False)
     return sites, random_ops
 
 
@@ -179,7 +208,8 @@ def verify_files(original: Path, migrated: Path | None, options: VerifyOptions) 
         return VerifyReport(error=f"cannot read {original}: {error}")
     names = [n for n in sites if not options.pipelines or n in options.pipelines]
     if not names:
-        return VerifyReport(error=f"no @pipeline_def pipeline found in {original}")
+        return VerifyReport(error=f"no pipeline found in {original}: a `@pipeline_def` function, a "
+                                  "function that returns a pipeline, or a module-level `with pipe:` graph")
     if migrated is not None:
         return _verify_all(names, sites, random_ops, original, migrated, options)
     try:
@@ -201,7 +231,7 @@ def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, optio
     seed = options.args.get("seed", _literal(site.seed, 0))
     overrides = {k: v for k, v in options.args.items() if k not in ("seed", "batch_size")}
     spec = {
-        "pipeline": name, "call_args": site.args, "call_kwargs": site.kwargs, "overrides": overrides,
+        "pipeline": name, "kind": site.kind, "call_args": site.args, "call_kwargs": site.kwargs, "overrides": overrides,
         "batch_size": batch_size, "seed": seed, "iterations": options.iterations,
         "device_id": 0 if options.device == "gpu" else None, "align_rng": options.align_rng,
         "random_ops": sorted({op.fn for op in load_op_table().ops if op.random and op.fn}),

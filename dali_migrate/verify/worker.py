@@ -30,18 +30,23 @@ def load_module(path: str):
 
 
 def evaluate_call(module, spec: dict, function) -> tuple[list, dict]:
+    """The call site's arguments, evaluated in the module, with ``--arg`` overrides. An
+    overridden argument is not evaluated: it may name a variable local to the caller."""
     namespace = vars(module)
-    args = [eval(code, namespace) for code in spec["call_args"]]  # noqa: S307 - the user's own call site
-    kwargs = {name: eval(code, namespace) for name, code in spec["call_kwargs"].items()}  # noqa: S307
+    overrides = spec["overrides"]
     positional = [
         p.name for p in inspect.signature(function).parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-    for name, value in spec["overrides"].items():
-        index = positional.index(name) if name in positional else None
-        if index is not None and index < len(args):
-            args[index] = value
-        else:
+    args = []
+    for index, code in enumerate(spec["call_args"]):
+        name = positional[index] if index < len(positional) else None
+        # the user's own call site
+        args.append(overrides[name] if name in overrides else eval(code, namespace))  # noqa: S307
+    kwargs = {name: overrides[name] if name in overrides else eval(code, namespace)  # noqa: S307
+              for name, code in spec["call_kwargs"].items()}
+    for name, value in overrides.items():
+        if name not in positional[: len(args)]:
             kwargs[name] = value
     return args, kwargs
 
@@ -126,23 +131,31 @@ def _samples_of_batch(output) -> dict:
     return {"layout": str(layout), "samples": [np.asarray(t) for t in output]}
 
 
-def run_original(module, spec: dict) -> tuple[list, float]:
+def _original_pipeline(module, spec: dict):
+    if spec["kind"] == "variable":
+        return getattr(module, spec["pipeline"])
     function = getattr(module, spec["pipeline"])
     args, kwargs = evaluate_call(module, spec, function)
-    kwargs.update(batch_size=spec["batch_size"], device_id=spec["device_id"], seed=spec["seed"])
-    if spec["align_rng"]:
-        feeder = RandomStateFeeder(spec["seed"], spec["batch_size"])
-        patch_random_ops(feeder, spec["random_ops"])
-    pipe = function(*args, **kwargs)
+    if spec["kind"] == "pipeline":
+        kwargs.update(batch_size=spec["batch_size"], device_id=spec["device_id"], seed=spec["seed"])
+    return function(*args, **kwargs)
+
+
+def run_original(module, spec: dict) -> tuple[list, float]:
+    pipe = _original_pipeline(module, spec)
     pipe.build()
     start = time.perf_counter()
     iterations = [[_samples_of_tensorlist(o) for o in pipe.run()] for _ in range(spec["iterations"])]
     return iterations, time.perf_counter() - start
 
 
-def run_migrated(module, spec: dict) -> tuple[list, float]:
+def _migrated_generator(module, spec: dict):
+    if spec["kind"] == "variable":
+        return getattr(module, spec["pipeline"])
     function = getattr(module, spec["pipeline"])
     args, kwargs = evaluate_call(module, spec, function)
+    if spec["kind"] == "helper":
+        return function(*args, **kwargs)
     parameters = inspect.signature(function).parameters
     kwargs["batch_size"] = spec["batch_size"]
     if "seed" in parameters:
@@ -150,7 +163,11 @@ def run_migrated(module, spec: dict) -> tuple[list, float]:
     if "device_id" in parameters:
         kwargs["device_id"] = spec["device_id"]
     kwargs = {k: v for k, v in kwargs.items() if k in parameters or _has_var_keyword(parameters)}
-    generator = function(*args, **kwargs)
+    return function(*args, **kwargs)
+
+
+def run_migrated(module, spec: dict) -> tuple[list, float]:
+    generator = _migrated_generator(module, spec)
     start = time.perf_counter()
     iterations = [[_samples_of_batch(o) for o in next(generator)] for _ in range(spec["iterations"])]
     return iterations, time.perf_counter() - start
@@ -176,6 +193,8 @@ def main(argv: list[str]) -> int:
     os.chdir(spec["cwd"])
     stage = "import"
     try:
+        if spec["side"] == "original" and spec["align_rng"]:
+            patch_random_ops(RandomStateFeeder(spec["seed"], spec["batch_size"]), spec["random_ops"])
         module = load_module(spec["path"])
         stage = "run"
         run = run_original if spec["side"] == "original" else run_migrated

@@ -1,0 +1,350 @@
+"""Bring ``Pipeline(...)`` + ``with pipe:`` graphs into the decorator form the codemod migrates.
+
+In pipeline mode ::
+
+    pipe = Pipeline(batch_size=8, num_threads=2, device_id=None)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=root)
+        pipe.set_outputs(fn.decoders.image(jpegs), labels)
+
+builds the same pipeline as ::
+
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None)
+    def pipe_outputs():
+        jpegs, labels = fn.readers.file(file_root=root)
+        return fn.decoders.image(jpegs), labels
+    pipe = pipe_outputs()
+
+so the codemod rewrites the first form into the second and migrates that. The decorator takes
+the line of ``pipe = Pipeline(...)`` and the ``def`` the line of ``with pipe:``: only the two
+added lines after the graph (a blank one and the binding) move what follows, and ``NormalizedModule.original_line`` undoes it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
+from ..imports import ImportTable, dotted_name, import_table
+
+# Bound to ``nvidia.dali.pipeline_def`` for the analysis of the normalized module only. It never
+# reaches the output: a migrated graph loses the decorator, and a graph that cannot be migrated
+# is left in its original ``with`` form.
+SYNTHETIC_DECORATOR = "__dali_migrate_pipeline_def__"
+
+
+@dataclass
+class NormalizedGraph:
+    function: cst.FunctionDef  # the synthesized function, a node of the normalized module
+    pipeline_call: cst.Call  # ``Pipeline(...)`` in the original module, for positions
+    with_statement: cst.With  # the original ``with pipe:`` statement
+    variable: str  # ``pipe``
+    module_level: bool
+
+
+@dataclass
+class NormalizedModule:
+    module: cst.Module
+    graphs: list[NormalizedGraph] = field(default_factory=list)
+    added_lines: list[int] = field(default_factory=list)  # lines of the normalized module
+
+    def original_line(self, line: int) -> int:
+        return line - bisect_left(self.added_lines, line)
+
+    def imports(self) -> ImportTable:
+        table = import_table(self.module)
+        table.names[SYNTHETIC_DECORATOR] = PIPELINE_DEF
+        return table
+
+
+def _statement_call(statement: cst.BaseStatement) -> cst.BaseExpression | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Expr):
+            return small.value
+    return None
+
+
+def _pipeline_assignment(statement: cst.BaseStatement, imports: ImportTable) -> tuple[str, cst.Call] | None:
+    """``pipe = Pipeline(keyword=...)`` -> ("pipe", the call)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    target, call = assign.targets[0].target, assign.value
+    if not (isinstance(target, cst.Name) and isinstance(call, cst.Call)):
+        return None
+    if imports.resolve(call.func) != PIPELINE_CLASS:
+        return None
+    if any(arg.keyword is None for arg in call.args):
+        return None  # positional pipeline arguments: left to a person
+    return target.value, call
+
+
+def _set_outputs_args(statement: cst.BaseStatement, pipe: str) -> list[cst.Arg] | None:
+    call = _statement_call(statement)
+    if not (isinstance(call, cst.Call) and dotted_name(call.func) == f"{pipe}.set_outputs"):
+        return None
+    if not call.args or any(arg.keyword is not None or arg.star for arg in call.args):
+        return None
+    return list(call.args)
+
+
+class _ScopeNames(cst.CSTVisitor):
+    """Names a block binds and loads, and whether it leaves through return/yield/global."""
+
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.loaded: set[str] = set()
+        self.not_loads: set[int] = set()  # Name nodes that are targets, attributes, keywords
+        self.escapes = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self.not_loads:
+            self.loaded.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.not_loads.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_loads.add(id(node.keyword))
+
+    def _bind(self, target: cst.BaseExpression) -> None:
+        for name in _target_names(target):
+            self.bound.add(name.value)
+            self.not_loads.add(id(name))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.bound |= {name.value for name in _target_names(node.target)}  # also a load
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.escapes = True
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.escapes = True
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.escapes = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.escapes = True
+
+
+def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def _scope_names(nodes) -> _ScopeNames:
+    names = _ScopeNames()
+    for node in nodes:
+        node.visit(names)
+    return names
+
+
+def _loads_before_rebinding(statements, names: set[str]) -> bool:
+    """Whether ``statements``, run in order, load one of ``names`` before binding it again.
+    Compound statements are looked into block by block; a binding inside one counts only
+    within that block, since the block may not run."""
+    pending = set(names)
+    for statement in statements:
+        if not pending:
+            return False
+        if isinstance(statement, cst.SimpleStatementLine):
+            scope = _scope_names([statement])
+            if scope.loaded & pending:
+                return True
+            pending -= scope.bound
+            continue
+        header, blocks = _header_and_blocks(statement)
+        if _scope_names(header).loaded & pending:
+            return True
+        if any(_loads_before_rebinding(block, pending) for block in blocks):
+            return True
+    return False
+
+
+def _header_and_blocks(statement: cst.BaseCompoundStatement) -> tuple[list, list[list]]:
+    """The expressions a compound statement evaluates itself, and its statement blocks."""
+    if isinstance(statement, (cst.If, cst.While)):
+        header, blocks = [statement.test], [statement.body.body]
+    elif isinstance(statement, cst.For):
+        header, blocks = [statement.iter], [statement.body.body]
+    elif isinstance(statement, cst.With):
+        header, blocks = list(statement.items), [statement.body.body]
+    elif isinstance(statement, cst.Try):
+        header = []
+        blocks = [statement.body.body, *(h.body.body for h in statement.handlers)]
+        blocks += [statement.finalbody.body.body] if statement.finalbody else []
+    else:  # functions, classes, match: looked at whole
+        return [statement], []
+    orelse = getattr(statement, "orelse", None)
+    while orelse is not None:
+        if isinstance(orelse, cst.If):
+            header.append(orelse.test)
+        blocks.append(orelse.body.body)
+        orelse = getattr(orelse, "orelse", None)
+    return header, [list(b) for b in blocks if isinstance(b, (list, tuple))]
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    name, counter = base, 1
+    while name in taken:
+        name, counter = f"{base}_{counter}", counter + 1
+    taken.add(name)
+    return name
+
+
+class _Normalizer(cst.CSTTransformer):
+    def __init__(self, imports: ImportTable, taken: set[str], skip: set[int]) -> None:
+        super().__init__()
+        self.imports = imports
+        self.taken = taken
+        self.skip = skip  # ids of ``with`` statements to leave alone
+        self.graphs: list[NormalizedGraph] = []
+        self.added: list[cst.SimpleStatementLine] = []
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body = self._normalize_body(original_node.body, updated_node.body, module_level=True)
+        return updated_node.with_changes(body=body)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        body = self._normalize_body(original_node.body, updated_node.body, module_level=False)
+        return updated_node.with_changes(body=body)
+
+    def _normalize_body(self, original: tuple, updated: tuple, module_level: bool) -> list[cst.BaseStatement]:
+        """Conditions are checked on the original statements (their ids are what ``skip`` and
+        the positions know); the rewrite uses the updated ones. Two statements become two, so
+        both lists stay aligned."""
+        result: list[cst.BaseStatement] = []
+        index = 0
+        while index < len(original):
+            if self._graph_at(list(original), index):
+                result.extend(self._rewrite(original, updated, index, module_level))
+                index += 2
+            else:
+                result.append(updated[index])
+                index += 1
+        return result
+
+    def _graph_at(self, body: list[cst.BaseStatement], index: int) -> bool:
+        if index + 1 >= len(body):
+            return False
+        assignment = _pipeline_assignment(body[index], self.imports)
+        statement = body[index + 1]
+        if assignment is None or not isinstance(statement, cst.With) or id(statement) in self.skip:
+            return False
+        pipe = assignment[0]
+        if not self._is_plain_with(statement, pipe):
+            return False
+        graph_body = list(statement.body.body)
+        inner = _scope_names(graph_body[:-1])
+        if _set_outputs_args(graph_body[-1], pipe) is None or inner.escapes or pipe in inner.bound:
+            return False
+        if f"{pipe}.set_outputs" in _dotted_uses(graph_body[:-1]):
+            return False
+        # names the graph binds and the code after it loads would be hidden inside a function
+        return not _loads_before_rebinding(body[index + 2 :], inner.bound)
+
+    @staticmethod
+    def _is_plain_with(statement: cst.With, pipe: str) -> bool:
+        return (
+            statement.asynchronous is None
+            and len(statement.items) == 1
+            and statement.items[0].asname is None
+            and dotted_name(statement.items[0].item) == pipe
+            and isinstance(statement.body, cst.IndentedBlock)
+        )
+
+    def _rewrite(self, original: tuple, updated: tuple, index: int, module_level: bool) -> list[cst.BaseStatement]:
+        pipe, original_call = _pipeline_assignment(original[index], self.imports)
+        assignment_line, statement = updated[index], updated[index + 1]
+        outputs = _set_outputs_args(statement.body.body[-1], pipe)
+        name = _unique(f"{pipe}_outputs", self.taken)
+        decorator = cst.Decorator(
+            decorator=assignment_line.body[0].value.with_changes(func=cst.Name(SYNTHETIC_DECORATOR)),
+            leading_lines=assignment_line.leading_lines,
+            trailing_whitespace=assignment_line.trailing_whitespace,
+        )
+        last = statement.body.body[-1]
+        values = [cst.Element(arg.value) for arg in outputs]
+        value = values[0].value if len(values) == 1 else cst.Tuple(values, lpar=[], rpar=[])
+        returned = last.with_changes(body=[cst.Return(value=value)])
+        function = cst.FunctionDef(
+            name=cst.Name(name),
+            params=cst.Parameters(),
+            body=statement.body.with_changes(body=[*statement.body.body[:-1], returned]),
+            decorators=[decorator],
+            lines_after_decorators=statement.leading_lines,
+        )
+        binding = cst.parse_statement(f"{pipe} = {name}()\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        self.graphs.append(NormalizedGraph(function, original_call, original[index + 1], pipe, module_level))
+        self.added.append(binding)
+        return [function, binding]
+
+
+def _dotted_uses(nodes) -> set[str]:
+    found: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            name = dotted_name(node)
+            if name:
+                found.add(name)
+
+    for node in nodes:
+        node.visit(Collector())
+    return found
+
+
+def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset()) -> NormalizedModule | None:
+    """The module with every convertible ``with pipe:`` graph in decorator form, or None if
+    there is none. ``skip`` holds ids of original ``with`` statements to leave as they are."""
+    imports = import_table(module)
+    if not imports.uses_dali:
+        return None
+    every_name = _scope_names([module])
+    normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip))
+    new_module = module.visit(normalizer)
+    if not normalizer.graphs:
+        return None
+    # the synthesized nodes are kept by identity: the wrapper must not copy the module
+    positions = MetadataWrapper(new_module, unsafe_skip_copy=True).resolve(PositionProvider)
+    # each binding adds itself and the blank line above it
+    added = sorted(line for node in normalizer.added for line in (positions[node].start.line - 1, positions[node].start.line))
+    return NormalizedModule(new_module, normalizer.graphs, added)

@@ -1,0 +1,152 @@
+"""``pipe.epoch_size(...)`` and ``pipe.reader_meta(...)`` after a migration (DM017).
+
+The migrated pipeline's reader lives inside its generator, and an ndd reader that answered
+``get_metadata()`` can no longer be iterated with a batch size of its own choosing (measured on
+DALI 2.4). So the metadata comes from a second reader, built with the same arguments right
+after the pipeline is created::
+
+    pipe = train(DATA_DIR, batch_size=4)
+    pipe_reader_meta = ndd.readers.File(file_root=DATA_DIR).get_metadata()
+
+``pipe.epoch_size("Reader")`` is the padded epoch size (``epoch_size_padded``: 12, not 11,
+for 11 files in 3 padded shards), ``pipe.reader_meta("Reader")`` the whole dictionary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..analysis import ModuleFacts, Site
+from ..imports import dotted_name
+from .ops import reader_constructor
+
+META_METHODS = frozenset({"epoch_size", "reader_meta"})
+SIMPLE_VALUES = (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float)
+
+
+class NotMigratable(Exception):
+    """Why a reader-metadata lookup is left for a person; the message ends up in a TODO."""
+
+
+@dataclass
+class ReaderMetaRewrites:
+    statements_after: dict[int, cst.BaseStatement] = field(default_factory=dict)  # id(factory call)
+    lookups: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(method call)
+
+
+def meta_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
+    return [s for s in facts.pipeline_method_calls if s.name in pipe_vars and s.detail in META_METHODS]
+
+
+def _reader_name(reader_call: cst.Call) -> cst.SimpleString | None:
+    for arg in reader_call.args:
+        if arg.keyword is not None and arg.keyword.value == "name" and isinstance(arg.value, cst.SimpleString):
+            return arg.value
+    return None
+
+
+def _lookup(site: Site, reader_name: cst.SimpleString | None, meta: str) -> cst.BaseExpression:
+    call: cst.Call = site.node
+    value = f'{meta}["epoch_size_padded"]' if site.detail == "epoch_size" else meta
+    if not call.args:
+        if reader_name is None:
+            raise NotMigratable("the reader has no `name=`, so the result's key is unknown")
+        return cst.parse_expression(f"{{{reader_name.value}: {value}}}")
+    if len(call.args) != 1 or not isinstance(call.args[0].value, cst.SimpleString):
+        raise NotMigratable("pass the reader's name as a string literal")
+    if reader_name is None or call.args[0].value.evaluated_value != reader_name.evaluated_value:
+        raise NotMigratable(f"no reader named {call.args[0].value.evaluated_value!r} in the pipeline")
+    return cst.parse_expression(value)
+
+
+def _bound_arguments(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """Each parameter of ``function`` with the expression ``call`` gives it (or its default)."""
+    params = function.params
+    positional = [*params.posonly_params, *params.params]
+    bound = {p.name.value: p.default for p in [*positional, *params.kwonly_params] if p.default is not None}
+    positional_args = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(positional_args) > len(positional):
+        raise NotMigratable("the pipeline's arguments cannot be matched to its parameters")
+    bound.update((param.name.value, arg.value) for param, arg in zip(positional, positional_args))
+    bound.update((a.keyword.value, a.value) for a in call.args if a.keyword is not None)
+    return bound
+
+
+class _Substitute(cst.CSTTransformer):
+    """Replaces the pipeline's parameters in the reader's arguments by the values passed."""
+
+    def __init__(self, bound: dict[str, cst.BaseExpression], params: set[str], graph_locals: set[str]) -> None:
+        super().__init__()
+        self.bound, self.params, self.graph_locals = bound, params, graph_locals
+        self.skip: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        name = original_node.value
+        if id(original_node) in self.skip:
+            return updated_node
+        if name in self.params:
+            value = self.bound.get(name)
+            if not isinstance(value, SIMPLE_VALUES):
+                raise NotMigratable(f"`{name}` is not a plain name or literal at the pipeline's call")
+            return value
+        if name in self.graph_locals:
+            raise NotMigratable(f"the reader's arguments use `{name}`, computed inside the pipeline")
+        return updated_node
+
+
+def _graph_locals(function: cst.FunctionDef) -> set[str]:
+    from .normalize import _scope_names
+
+    return _scope_names(list(function.body.body)).bound
+
+
+def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, cst.Call],
+                     ndd_alias: str, scope_of) -> ReaderMetaRewrites:
+    """Rewrites for every metadata lookup on ``plan``'s pipelines; NotMigratable names the
+    first one that a person must do."""
+    rewrites = ReaderMetaRewrites()
+    for var in plan.pipe_vars:
+        sites = meta_sites(facts, [var])
+        if not sites:
+            continue
+        if plan.reader is None:
+            raise NotMigratable("the pipeline has no reader")
+        factory_call = factory_statements.get(var)
+        if factory_call is None:
+            raise NotMigratable(f"`{var}` must be created by one `{var} = {plan.graph.name}(...)`")
+        if any(scope_of(site.node) is not scope_of(factory_call) for site in sites):
+            raise NotMigratable(f"look the metadata up where `{var}` is created")
+        meta = f"{var}_reader_meta"
+        rewrites.statements_after[id(factory_call)] = _meta_statement(plan, factory_call, meta, facts, ndd_alias)
+        reader_name = _reader_name(plan.reader.node)
+        rewrites.lookups.update((id(site.node), _lookup(site, reader_name, meta)) for site in sites)
+    return rewrites
+
+
+def _meta_statement(plan, factory_call: cst.Call, meta: str, facts: ModuleFacts, ndd_alias: str):
+    function = plan.function
+    params = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
+                                      *function.params.kwonly_params]}
+    substitute = _Substitute(_bound_arguments(function, factory_call), params, _graph_locals(function))
+    reader_call = plan.reader.node.visit(substitute)
+    constructor = reader_constructor(plan.reader, ndd_alias, facts.optable, reader_call)
+    value = cst.Call(func=cst.Attribute(value=constructor, attr=cst.Name("get_metadata")))
+    return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(meta))], value=value)])
+
+
+def factory_statements(facts: ModuleFacts, graph_name: str) -> dict[str, cst.Call]:
+    """``var -> call`` for each variable bound exactly once by ``var = graph(...)``."""
+    found: dict[str, list[cst.Call]] = {}
+    for target, call in zip(facts.pipeline_binding_targets, facts.pipeline_factory_calls):
+        if isinstance(target, cst.Name) and dotted_name(call.func) == graph_name:
+            found.setdefault(target.value, []).append(call)
+    return {var: calls[0] for var, calls in found.items() if len(calls) == 1}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -31,7 +32,30 @@ def _config(paths: tuple[str, ...], config_file: str | None, select, ignore, exc
     return base.with_cli(select, ignore, exclude)
 
 
+def _run_options(jobs: int | None, shard: str | None, cache_dir: Path | None, fmt: str = "text"):
+    from .report import progress_callbacks
+    from .runner import RunOptions, parse_shard
+
+    try:
+        shard_pair = parse_shard(shard) if shard else (1, 1)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    on_start, on_file = progress_callbacks(sys.stderr, enabled=fmt == "text")
+    return RunOptions(jobs=jobs or os.cpu_count() or 1, shard=shard_pair, cache_dir=cache_dir,
+                      on_start=on_start, on_file=on_file)
+
+
+def _cache_dir(config: Config, no_cache: bool) -> Path | None:
+    from .cache import DEFAULT_FOLDER, FOLDER_VARIABLE
+
+    if no_cache:
+        return None
+    return Path(os.environ.get(FOLDER_VARIABLE) or (config.root or Path.cwd()) / DEFAULT_FOLDER)
+
+
 def selection_options(command):
+    command = click.option("--shard", metavar="K/N", help="Only the K-th of N equal parts of the files (for CI matrices).")(command)
+    command = click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")(command)
     command = click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")(command)
     command = click.option("--ignore", multiple=True, help="Rule codes or prefixes to skip.")(command)
     command = click.option("--select", multiple=True, help="Only these rule codes or prefixes.")(command)
@@ -54,14 +78,14 @@ def main() -> None:
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing. Exit 1 if anything would change.")
 @click.option("--check", "check_only", is_flag=True, help="Write nothing. Exit 1 if anything would change.")
 @selection_options
-def migrate(paths, show_diff, check_only, config_file, select, ignore, exclude):
-    """Rewrite pipeline-mode DALI code in PATHS into dynamic mode."""
+def migrate(paths, show_diff, check_only, config_file, select, ignore, exclude, jobs, shard):
+    """Rewrite pipeline-mode DALI code in PATHS (.py, .pyi, .ipynb) into dynamic mode."""
     from .report import write_migration_report
     from .runner import run_migrate
 
     config = _config(paths, config_file, select, ignore, exclude)
     write = not (show_diff or check_only)
-    results = run_migrate([Path(p) for p in paths], config, write=write)
+    results = run_migrate([Path(p) for p in paths], config, write=write, options=_run_options(jobs, shard, None))
     write_migration_report(results, sys.stdout, show_diff, wrote=write)
     if any(r.error for r in results):
         sys.exit(EXIT_ERROR)
@@ -73,14 +97,16 @@ def migrate(paths, show_diff, check_only, config_file, select, ignore, exclude):
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when something is found.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.dali-migrate-cache/).")
 @selection_options
-def check(paths, fmt, exit_zero, config_file, select, ignore, exclude):
-    """Report pipeline-mode DALI APIs in PATHS (for pre-commit and CI)."""
+def check(paths, fmt, exit_zero, no_cache, config_file, select, ignore, exclude, jobs, shard):
+    """Report pipeline-mode DALI APIs in PATHS (.py, .pyi, .ipynb), for pre-commit and CI."""
     from .report import write_check_report
     from .runner import run_check
 
     config = _config(paths, config_file, select, ignore, exclude)
-    results = run_check([Path(p) for p in paths], config)
+    options = _run_options(jobs, shard, _cache_dir(config, no_cache), fmt)
+    results = run_check([Path(p) for p in paths], config, options)
     write_check_report(results, fmt)
     if any(r.error for r in results):
         sys.exit(EXIT_ERROR)

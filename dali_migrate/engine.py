@@ -207,3 +207,64 @@ def unified_diff(old: bytes, new: bytes, path: str) -> str:
     old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
     new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
     return "".join(difflib.unified_diff(old_lines, new_lines, f"a/{path}", f"b/{path}"))
+
+
+def is_notebook(path: str) -> bool:
+    return path.endswith(".ipynb")
+
+
+def check_file(data: bytes, path: str, config: Config) -> FileResult:
+    """``check_source`` for Python files and the code cells of notebooks."""
+    if not is_notebook(path):
+        return check_source(data, path, config)
+    from .notebook import NotebookError, read_code_cells
+
+    result = FileResult(path)
+    if not might_use_dali(data):
+        return result
+    try:
+        cells = read_code_cells(data)
+    except NotebookError as error:
+        result.error = str(error)
+        return result
+    inner = check_source(cells.source.encode("utf-8"), path, config)
+    result.error = _cell_error(cells, inner.error)
+    result.diagnostics = [cells.locate(d) for d in inner.diagnostics]
+    return result
+
+
+def migrate_file(data: bytes, path: str, config: Config) -> FileResult:
+    """``migrate_source`` for Python files and the code cells of notebooks."""
+    if not is_notebook(path):
+        return migrate_source(data, path, config)
+    from .notebook import NotebookError, cell_diff, read_code_cells, write_code_cells
+
+    result = FileResult(path)
+    if not might_use_dali(data):
+        return result
+    try:
+        cells = read_code_cells(data)
+        inner = migrate_source(cells.source.encode("utf-8"), path, config)
+        new_data = write_code_cells(cells, inner.new_source.decode("utf-8")) if inner.new_source else data
+    except NotebookError as error:
+        result.error = str(error)
+        return result
+    result.error = _cell_error(cells, inner.error)
+    result.diagnostics = [cells.locate(d) for d in inner.diagnostics]
+    if inner.error is None and new_data != data:
+        result.changed, result.new_source = True, new_data
+        result.diff = cell_diff(cells, new_data, path)
+    return result
+
+
+def _cell_error(cells, error: str | None) -> str | None:
+    """Errors name lines of the joined cells; say which cell and line they are."""
+    import re
+
+    if error is None:
+        return None
+    match = re.search(r"line (\d+), column (\d+)", error)
+    if match is None:
+        return error
+    located = cells.locate(Diagnostic("", int(match.group(1)), int(match.group(2)), "", "", ""))
+    return error.replace(match.group(0), f"cell {located.cell}, line {located.line}, column {located.column}")

@@ -72,7 +72,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     system) and takes the original's permission bits. Symbolic links are written through.
     """
     target = path.resolve()
-    mode = target.stat().st_mode & 0o7777
+    mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dali-migrate", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -87,3 +87,10 @@ def atomic_write(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _default_mode() -> int:
+    """What ``open()`` would give a new file: 0o666 less the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

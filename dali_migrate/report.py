@@ -42,6 +42,37 @@ def write_check_report(results: list[FileResult], fmt: str, stream: TextIO | Non
         _text_report(results, stream)
 
 
+# Fewer files than this finish before a bar is worth drawing.
+PROGRESS_MIN_FILES = 200
+
+
+def progress_callbacks(stream: TextIO, enabled: bool = True):
+    """(on_start, on_file) that draw a progress bar on an interactive terminal, outside CI, for
+    long runs; (None, None) otherwise, so pipes and CI logs stay clean."""
+    import os
+
+    if not enabled or os.environ.get("CI") or not getattr(stream, "isatty", lambda: False)():
+        return None, None
+    from rich.progress import Progress
+
+    bar = Progress(console=_console(stream), transient=True)
+    task = None
+
+    def on_start(total: int) -> None:
+        nonlocal task
+        if total >= PROGRESS_MIN_FILES:
+            bar.start()
+            task = bar.add_task("files", total=total)
+
+    def on_file() -> None:
+        if task is not None:
+            bar.advance(task)
+            if bar.finished:
+                bar.stop()
+
+    return on_start, on_file
+
+
 def _gh_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 

@@ -1,15 +1,44 @@
-"""Read the files, hand their bytes to the engine, write results back atomically."""
+"""Read the files, hand their bytes to the engine, write results back atomically.
+
+Files are read and prefiltered here, in the parent process: nearly every file of a large
+repository never spells "dali" and costs one read. Only the rest is parsed, in worker processes
+when there are enough of them, and ``check`` results are cached by content.
+"""
 
 from __future__ import annotations
 
 import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .cache import CheckCache
 from .config import Config
 from .diagnostics import FileResult
-from .engine import check_source, migrate_source
+from .engine import check_file, migrate_file, might_use_dali
 from .files import atomic_write, discover
+
+Work = Callable[[bytes, str, Config], FileResult]
+# Below this many files to parse, starting worker processes costs more than it saves.
+PARALLEL_THRESHOLD = 8
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    jobs: int = 1
+    shard: tuple[int, int] = (1, 1)  # the K-th of N, 1-based
+    cache_dir: Path | None = None  # None: no cache
+    on_file: Callable[[], None] | None = None  # called once per file done (progress)
+    on_start: Callable[[int], None] | None = None  # called with the number of files
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> (2, 4); ValueError with a message for anything else."""
+    index, sep, count = text.partition("/")
+    if not sep or not index.isdigit() or not count.isdigit() or not 1 <= int(index) <= int(count):
+        raise ValueError(f"--shard takes K/N with 1 <= K <= N, got {text!r}")
+    return int(index), int(count)
 
 
 def _display(path: Path) -> str:
@@ -19,32 +48,79 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _read(path: Path) -> bytes:
-    return path.read_bytes()
+def _files(paths: Iterable[Path], config: Config, shard: tuple[int, int]) -> list[Path]:
+    files = list(discover(paths, config.exclude))
+    index, count = shard
+    return files[index - 1 :: count] if count > 1 else files
 
 
-def process(paths: Iterable[Path], config: Config, work: Callable[[bytes, str, Config], FileResult]) -> list[FileResult]:
-    results = []
-    for path in discover(paths, config.exclude):
+def _read(path: Path, name: str) -> bytes | FileResult:
+    if not path.exists():
+        return FileResult(name, error="no such file")
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        return FileResult(name, error=f"cannot read: {error.strerror or error}")
+
+
+def _work_one(job: tuple[Work, bytes, str, Config]) -> FileResult:
+    work, data, name, config = job
+    return work(data, name, config)
+
+
+def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptions = RunOptions(),
+            cache: CheckCache | None = None) -> list[FileResult]:
+    files = _files(paths, config, options.shard)
+    if options.on_start:
+        options.on_start(len(files))
+    results: dict[int, FileResult] = {}
+    pending: list[tuple[int, bytes, str]] = []
+    for position, path in enumerate(files):
         name = _display(path)
-        if not path.exists():
-            results.append(FileResult(name, error="no such file"))
+        data = _read(path, name)
+        if isinstance(data, FileResult):
+            results[position] = data
+        elif not might_use_dali(data):
+            results[position] = FileResult(name)
+        elif cache is not None and (hit := cache.get(data, name)) is not None:
+            results[position] = hit
+        else:
+            pending.append((position, data, name))
             continue
-        try:
-            data = _read(path)
-        except OSError as error:
-            results.append(FileResult(name, error=f"cannot read: {error.strerror or error}"))
-            continue
-        results.append(work(data, name, config))
+        _done(options)
+    for (position, data, name), result in zip(pending, _run(pending, config, work, options)):
+        results[position] = result
+        if cache is not None:
+            cache.put(data, result)
+        _done(options)
+    return [results[position] for position in range(len(files))]
+
+
+def _done(options: RunOptions) -> None:
+    if options.on_file:
+        options.on_file()
+
+
+def _run(pending: list[tuple[int, bytes, str]], config: Config, work: Work, options: RunOptions):
+    jobs = [(work, data, name, config) for _, data, name in pending]
+    if options.jobs <= 1 or len(jobs) < PARALLEL_THRESHOLD:
+        return map(_work_one, jobs)
+    workers = min(options.jobs, len(jobs))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_work_one, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+
+
+def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOptions()) -> list[FileResult]:
+    cache = CheckCache.open(options.cache_dir, config) if options.cache_dir else None
+    results = process(paths, config, check_file, options, cache)
+    if cache is not None:
+        cache.save()
     return results
 
 
-def run_check(paths: Iterable[Path], config: Config) -> list[FileResult]:
-    return process(paths, config, check_source)
-
-
-def run_migrate(paths: Iterable[Path], config: Config, write: bool) -> list[FileResult]:
-    results = process(paths, config, migrate_source)
+def run_migrate(paths: Iterable[Path], config: Config, write: bool,
+                options: RunOptions = RunOptions()) -> list[FileResult]:
+    results = process(paths, config, migrate_file, options)
     if write:
         for result in results:
             if result.changed and result.error is None:

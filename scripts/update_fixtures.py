@@ -9,25 +9,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from dali_migrate.config import Config
-from dali_migrate.engine import check_source, migrate_source
+from dali_migrate.engine import check_file, migrate_file
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def diagnostics_text(diagnostics) -> str:
-    return "".join(f"{d.line}:{d.column} {d.code} {d.fix}\n" for d in diagnostics)
+    return "".join(f"{'' if d.cell is None else f'cell {d.cell}:'}{d.line}:{d.column} {d.code} {d.fix}\n"
+                   for d in diagnostics)
 
 
 def main() -> None:
-    for source in sorted((FIXTURES / "migrate").glob("*.input.py")):
-        stem = source.name[: -len(".input.py")]
+    folder = FIXTURES / "migrate"
+    for source in sorted([*folder.glob("*.input.py"), *folder.glob("*.input.ipynb")]):
+        stem = source.name[: source.name.index(".input.")]
         data = source.read_bytes()
-        result = migrate_source(data, source.name, Config())
+        result = migrate_file(data, source.name, Config())
         assert result.error is None, (source, result.error)
-        (source.parent / f"{stem}.expected.py").write_bytes(result.new_source or data)
+        source.with_name(source.name.replace(".input.", ".expected.")).write_bytes(result.new_source or data)
         (source.parent / f"{stem}.diagnostics.txt").write_text(diagnostics_text(result.diagnostics))
     for source in sorted((FIXTURES / "check").glob("*.py")):
-        result = check_source(source.read_bytes(), source.name, Config())
+        result = check_file(source.read_bytes(), source.name, Config())
         source.with_suffix(".check.txt").write_text(diagnostics_text(result.diagnostics))
     print("fixtures updated; review `git diff fixtures/`")
 

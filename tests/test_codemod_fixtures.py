@@ -5,22 +5,23 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from conftest import MIGRATE_FIXTURES, diagnostics_text, fixture_stem
+from conftest import MIGRATE_FIXTURES, diagnostics_text, expected_path, fixture_stem
 from dali_migrate.config import Config
-from dali_migrate.engine import check_source, migrate_source
+from dali_migrate.engine import check_source, migrate_file
+from dali_migrate.notebook import read_code_cells
 
 IDS = [fixture_stem(p) for p in MIGRATE_FIXTURES]
 
 
 def _migrate(path):
-    result = migrate_source(path.read_bytes(), path.name, Config())
+    result = migrate_file(path.read_bytes(), path.name, Config())
     assert result.error is None
     return result
 
 
 @pytest.mark.parametrize("source", MIGRATE_FIXTURES, ids=IDS)
 def test_output_matches_expected(source):
-    expected = source.with_name(f"{fixture_stem(source)}.expected.py").read_bytes()
+    expected = expected_path(source).read_bytes()
     result = _migrate(source)
     assert (result.new_source or source.read_bytes()) == expected
 
@@ -36,7 +37,7 @@ def test_migrated_output_parses_and_second_run_is_a_no_op(source):
     migrated = _migrate(source).new_source
     assert migrated is not None
     cst.parse_module(migrated)
-    again = migrate_source(migrated, source.name, Config())
+    again = migrate_file(migrated, source.name, Config())
     assert again.error is None
     assert not again.changed
 
@@ -72,8 +73,11 @@ def _covered_by_todo(lines: list[str], line: int) -> bool:
 @pytest.mark.parametrize("source", MIGRATE_FIXTURES, ids=IDS)
 def test_check_on_migrated_code_reports_only_todo_sites(source):
     result = _migrate(source)
-    lines = result.new_source.decode().splitlines()
-    remaining = check_source(result.new_source, source.name, Config()).diagnostics
+    code = result.new_source
+    if source.suffix == ".ipynb":  # the cells' code, in one module
+        code = read_code_cells(code).source.encode()
+    lines = code.decode().splitlines()
+    remaining = check_source(code, source.name, Config()).diagnostics
     uncovered = [d for d in remaining if not _covered_by_todo(lines, d.line)]
     assert uncovered == []
     if not any(d.fix == "todo" for d in result.diagnostics):

@@ -17,7 +17,13 @@ RUNNABLE = {
     "with_pipeline": {},
     "notebook_cells": {},
     "epoch_loop": {"shard_id": 1, "num_shards": 3},
+    "explore_notebook": {},
 }
+
+
+def _fixture(stem: str, kind: str):
+    folder = FIXTURES / "migrate"
+    return next(folder.glob(f"{stem}.{kind}.py"), None) or folder / f"{stem}.{kind}.ipynb"
 # Whole programs whose printed output must not change. train_classifier prints a sample
 # object itself, whose repr names its type (TensorCPU before, Tensor after).
 SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"})
@@ -25,8 +31,7 @@ SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"})
 
 @pytest.mark.parametrize("stem", sorted(RUNNABLE))
 def test_migrated_fixture_is_bit_exact(stem):
-    original = FIXTURES / "migrate" / f"{stem}.input.py"
-    migrated = FIXTURES / "migrate" / f"{stem}.expected.py"
+    original, migrated = _fixture(stem, "input"), _fixture(stem, "expected")
     report = verify_files(original, migrated, VerifyOptions(args=RUNNABLE[stem], iterations=4, rtol=0, atol=0))
     assert report.error == ""
     assert report.pipelines
@@ -44,15 +49,18 @@ def test_migrated_program_prints_what_the_original_printed(stem):
     import subprocess
     import sys
 
+    from dali_migrate.notebook import notebook_script
+
     def run(path):
-        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+        # notebooks run as their code cells, from their folder, as Jupyter runs them
+        command = [sys.executable, "-c", notebook_script(path.read_bytes())] if path.suffix == ".ipynb" else [sys.executable, str(path)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=path.parent)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
 
-    folder = FIXTURES / "migrate"
-    original = run(folder / f"{stem}.input.py")
+    original = run(_fixture(stem, "input"))
     assert original.strip()
-    assert run(folder / f"{stem}.expected.py") == original
+    assert run(_fixture(stem, "expected")) == original
 
 
 def test_in_memory_migration_is_verified_without_a_second_file():

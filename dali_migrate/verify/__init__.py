@@ -12,7 +12,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -185,48 +185,70 @@ def _run_side(side: str, path: Path, spec: dict, timeout: float) -> SideResult:
 
 
 @contextmanager
-def _migrated_beside(original: Path):
-    """The migrated code in a hidden file next to the original, so that paths relative to
-    ``__file__`` and sibling imports resolve as they do for the original."""
-    source = original.read_bytes()
-    result = migrate_source(source, str(original), Config())
-    if result.error:
-        raise RuntimeError(f"cannot migrate {original}: {result.error}")
-    handle, name = tempfile.mkstemp(prefix=f".{original.stem}.", suffix=".dali-migrate-verify.py", dir=original.parent)
+def _beside(original: Path, source: bytes, label: str):
+    """``source`` in a hidden file next to ``original``, so that paths relative to ``__file__``
+    or to the notebook's folder, and sibling imports, resolve as they do for the original."""
+    handle, name = tempfile.mkstemp(prefix=f".{original.stem}.", suffix=f".{label}.dali-migrate-verify.py",
+                                    dir=original.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(result.new_source if result.new_source is not None else source)
+            stream.write(source)
         yield Path(name)
     finally:
         os.unlink(name)
 
 
+def _python_source(path: Path) -> bytes:
+    """A Python file's bytes, or a notebook's code cells as a script."""
+    from ..notebook import NotebookError, notebook_script
+
+    data = path.read_bytes()
+    if path.suffix != ".ipynb":
+        return data
+    try:
+        return notebook_script(data).encode("utf-8")
+    except NotebookError as error:
+        raise RuntimeError(f"cannot read {path}: {error}") from None
+
+
+def _migrated_source(original_source: bytes, original: Path) -> bytes:
+    result = migrate_source(original_source, str(original), Config())
+    if result.error:
+        raise RuntimeError(f"cannot migrate {original}: {result.error}")
+    return result.new_source if result.new_source is not None else original_source
+
+
 def verify_files(original: Path, migrated: Path | None, options: VerifyOptions) -> VerifyReport:
     try:
-        sites, random_ops = pipeline_call_sites(original.read_bytes())
-    except (OSError, cst.ParserSyntaxError) as error:
+        source = _python_source(original)
+        sites, random_ops = pipeline_call_sites(source)
+    except (OSError, cst.ParserSyntaxError, RuntimeError) as error:
         return VerifyReport(error=f"cannot read {original}: {error}")
     names = [n for n in sites if not options.pipelines or n in options.pipelines]
     if not names:
         return VerifyReport(error=f"no pipeline found in {original}: a `@pipeline_def` function, a "
                                   "function that returns a pipeline, or a module-level `with pipe:` graph")
-    if migrated is not None:
-        return _verify_all(names, sites, random_ops, original, migrated, options)
     try:
-        with _migrated_beside(original) as migrated_path:
-            return _verify_all(names, sites, random_ops, original, migrated_path, options)
-    except RuntimeError as error:
+        migrated_source = _python_source(migrated) if migrated else _migrated_source(source, original)
+    except (OSError, RuntimeError) as error:
         return VerifyReport(error=str(error))
+    with ExitStack() as stack:
+        left = original if original.suffix != ".ipynb" else stack.enter_context(_beside(original, source, "original"))
+        right = migrated if migrated and migrated.suffix != ".ipynb" else stack.enter_context(
+            _beside(original, migrated_source, "migrated"))
+        # Jupyter runs a notebook from its own folder; scripts run from where verify was started
+        cwd = original.parent.resolve() if original.suffix == ".ipynb" else Path.cwd()
+        return _verify_all(names, sites, random_ops, left, right, options, cwd)
 
 
-def _verify_all(names, sites, random_ops, original, migrated, options) -> VerifyReport:
+def _verify_all(names, sites, random_ops, original, migrated, options, cwd: Path) -> VerifyReport:
     report = VerifyReport()
     for name in names:
-        report.pipelines.append(_verify_pipeline(name, sites[name], random_ops[name], original, migrated, options))
+        report.pipelines.append(_verify_pipeline(name, sites[name], random_ops[name], original, migrated, options, cwd))
     return report
 
 
-def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, options) -> PipelineReport:
+def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, options, cwd: Path) -> PipelineReport:
     batch_size = options.batch_size or _literal(site.batch_size, 1)
     seed = options.args.get("seed", _literal(site.seed, 0))
     overrides = {k: v for k, v in options.args.items() if k not in ("seed", "batch_size")}
@@ -235,7 +257,7 @@ def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, optio
         "batch_size": batch_size, "seed": seed, "iterations": options.iterations,
         "device_id": 0 if options.device == "gpu" else None, "align_rng": options.align_rng,
         "random_ops": sorted({op.fn for op in load_op_table().ops if op.random and op.fn}),
-        "cwd": os.getcwd(),
+        "cwd": str(cwd),
     }
     left = _run_side("original", original, spec, options.timeout)
     right = _run_side("migrated", migrated, spec, options.timeout)

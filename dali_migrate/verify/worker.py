@@ -64,6 +64,11 @@ class RandomStateFeeder:
         self.shared_ops = 0
         self.aligned: list[str] = []
 
+    def restart(self) -> None:
+        """Count ops from zero for the next pipeline built (the module may have built its own
+        at import, which the harness does not run)."""
+        self.shared_ops = 0
+
     def wrap(self, original, op_name: str):
         feeder = self
 
@@ -141,7 +146,9 @@ def _original_pipeline(module, spec: dict):
     return function(*args, **kwargs)
 
 
-def run_original(module, spec: dict) -> tuple[list, float]:
+def run_original(module, spec: dict, feeder: RandomStateFeeder | None) -> tuple[list, float]:
+    if feeder is not None and spec["kind"] != "variable":
+        feeder.restart()
     pipe = _original_pipeline(module, spec)
     pipe.build()
     start = time.perf_counter()
@@ -166,7 +173,7 @@ def _migrated_generator(module, spec: dict):
     return function(*args, **kwargs)
 
 
-def run_migrated(module, spec: dict) -> tuple[list, float]:
+def run_migrated(module, spec: dict, feeder: None = None) -> tuple[list, float]:
     generator = _migrated_generator(module, spec)
     start = time.perf_counter()
     iterations = [[_samples_of_batch(o) for o in next(generator)] for _ in range(spec["iterations"])]
@@ -193,12 +200,15 @@ def main(argv: list[str]) -> int:
     os.chdir(spec["cwd"])
     stage = "import"
     try:
+        feeder = None
         if spec["side"] == "original" and spec["align_rng"]:
-            patch_random_ops(RandomStateFeeder(spec["seed"], spec["batch_size"]), spec["random_ops"])
+            # patched before the import: a module-level pipeline is built while importing
+            feeder = RandomStateFeeder(spec["seed"], spec["batch_size"])
+            patch_random_ops(feeder, spec["random_ops"])
         module = load_module(spec["path"])
         stage = "run"
         run = run_original if spec["side"] == "original" else run_migrated
-        iterations, seconds = run(module, spec)
+        iterations, seconds = run(module, spec, feeder)
         result = {"ok": True, "iterations": iterations, "seconds": seconds}
     except BaseException as error:  # report every failure to the parent, with its kind
         result = {"ok": False, "stage": stage, "kind": classify(error),

@@ -1,0 +1,96 @@
+"""A cache of ``check`` results keyed by file content, for warm pre-commit and CI runs.
+
+Only files that pass the text prefilter are cached: for the others the prefilter is as cheap as
+a lookup. An entry is valid for the same bytes, the same tool (its version and the size and
+modification time of its sources, so an edited rule invalidates it) and the same selection of
+rules. The cache is one JSON file in ``.dali-migrate-cache/`` beside the configuration's pyproject.toml
+(or the working directory; ``DALI_MIGRATE_CACHE_DIR`` names another folder), replaced atomically; concurrent runs may lose each other's
+entries, never corrupt them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from . import __version__
+from .config import Config
+from .diagnostics import Diagnostic, FileResult
+from .files import atomic_write
+
+CACHE_FILE = "check-v1.json"
+DEFAULT_FOLDER = ".dali-migrate-cache"
+FOLDER_VARIABLE = "DALI_MIGRATE_CACHE_DIR"
+
+
+def _tool_fingerprint() -> str:
+    package = Path(__file__).resolve().parent
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".json"):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def _salt(config: Config) -> str:
+    return f"{_tool_fingerprint()}|select={sorted(config.select)}|ignore={sorted(config.ignore)}"
+
+
+class CheckCache:
+    def __init__(self, path: Path, salt: str, entries: dict) -> None:
+        self.path = path
+        self.salt = salt
+        self.entries = entries
+        self.dirty = False
+
+    @classmethod
+    def open(cls, folder: Path, config: Config) -> "CheckCache":
+        salt = _salt(config)
+        path = folder / CACHE_FILE
+        return cls(path, salt, _load(path, salt))
+
+    @staticmethod
+    def key(data: bytes, name: str) -> str:
+        kind = "ipynb" if name.endswith(".ipynb") else "py"
+        return f"{kind}:{hashlib.blake2b(data, digest_size=20).hexdigest()}"
+
+    def get(self, data: bytes, name: str) -> FileResult | None:
+        entry = self.entries.get(self.key(data, name))
+        if entry is None:
+            return None
+        diagnostics = [Diagnostic(path=name, **fields) for fields in entry["diagnostics"]]
+        return FileResult(name, diagnostics=diagnostics, error=entry["error"])
+
+    def put(self, data: bytes, result: FileResult) -> None:
+        if result.error is not None:
+            return  # an error may come from the tool itself; ask again next time
+        diagnostics = [{k: v for k, v in asdict(d).items() if k != "path"} for d in result.diagnostics]
+        self.entries[self.key(data, result.path)] = {"diagnostics": diagnostics, "error": result.error}
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.path.parent / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# created by dali-migrate\n*\n", encoding="utf-8")
+            merged = {**_load(self.path, self.salt), **self.entries}
+            payload = json.dumps({"salt": self.salt, "entries": merged}, separators=(",", ":"))
+            atomic_write(self.path, payload.encode("utf-8"))
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+
+def _load(path: Path, salt: str) -> dict:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(raw, dict) or raw.get("salt") != salt or not isinstance(raw.get("entries"), dict):
+        return {}
+    return raw["entries"]

@@ -1,0 +1,188 @@
+"""Jupyter notebooks: their code cells are checked and migrated as one Python module.
+
+A pipeline is often defined in one cell and run in another, so the code cells are joined into
+one module, each cell after a marker statement, and split back after the migration. IPython
+syntax (``%magic``, ``!shell``, ``x = !ls``, ``obj?``) is swapped for placeholder statements
+and restored byte for byte; cells that start with a cell magic (``%%bash``) are not Python and
+are left out. Outputs, metadata and markdown cells are never touched, and the JSON is written
+back with the layout it was read with, so a migrated notebook diffs cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+
+from .diagnostics import Diagnostic
+
+CELL_MARKER = "__dali_migrate_cell__({})"
+MAGIC_PLACEHOLDER = "__dali_migrate_magic__({})"
+_MARKER_LINE = re.compile(r"^__dali_migrate_cell__\((\d+)\)$")
+_PLACEHOLDER_LINE = re.compile(r"^(\s*)__dali_migrate_magic__\((\d+)\)$")
+# %magic, !shell, x = !shell, x = %magic, and help: obj? / obj??
+_IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|[\w.]+\s*=\s*[%!]|[\w.]+\s*\?\??\s*$)")
+
+
+class NotebookError(Exception):
+    """The notebook cannot be worked on; nothing is written."""
+
+
+@dataclass
+class Layout:
+    indent: int | None
+    ensure_ascii: bool
+    trailing_newline: bool
+
+    def dump(self, notebook: dict) -> bytes:
+        text = json.dumps(notebook, indent=self.indent, ensure_ascii=self.ensure_ascii,
+                          separators=(",", ": ") if self.indent is not None else (",", ":"))
+        return (text + ("\n" if self.trailing_newline else "")).encode("utf-8")
+
+
+@dataclass
+class CodeCells:
+    """The code cells of a notebook as one module, and how to map it back."""
+
+    notebook: dict
+    layout: Layout
+    source: str = ""
+    cell_indexes: list[int] = field(default_factory=list)  # notebook index of each joined cell
+    first_lines: list[int] = field(default_factory=list)  # 1-based line of each cell in source
+    magics: list[str] = field(default_factory=list)
+
+    def locate(self, diagnostic: Diagnostic) -> Diagnostic:
+        """A diagnostic of the joined module, moved to its cell (1-based over all cells)."""
+        position = _cell_of(self.first_lines, diagnostic.line)
+        first = self.first_lines[position]
+        end_line = diagnostic.end_line - first + 1 if diagnostic.end_line else 0
+        return replace(diagnostic, line=diagnostic.line - first + 1, end_line=max(end_line, 0),
+                       cell=self.cell_indexes[position] + 1)
+
+
+def _cell_of(first_lines: list[int], line: int) -> int:
+    position = 0
+    for index, first in enumerate(first_lines):
+        if first <= line:
+            position = index
+    return position
+
+
+def _detect_layout(raw: str, notebook: dict) -> Layout:
+    """The json.dumps settings that reproduce ``raw``; NotebookError if none does."""
+    trailing = raw.endswith("\n")
+    for indent in (1, 2, 4, None, 3):
+        for ensure_ascii in (False, True):
+            layout = Layout(indent, ensure_ascii, trailing)
+            if layout.dump(notebook) == raw.encode("utf-8"):
+                return layout
+    raise NotebookError("the notebook's JSON layout is not one json.dump writes; "
+                        "save it from Jupyter (or nbformat) first")
+
+
+def _cell_text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _is_python(text: str) -> bool:
+    return not text.lstrip().startswith("%%")
+
+
+def read_code_cells(data: bytes) -> CodeCells:
+    try:
+        raw = data.decode("utf-8")
+        notebook = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise NotebookError(f"not a notebook: {error}") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise NotebookError("not a notebook: no list of cells")
+    cells = CodeCells(notebook, _detect_layout(raw, notebook))
+    lines: list[str] = []
+    for index, cell in enumerate(notebook["cells"]):
+        text = _cell_text(cell)
+        if cell.get("cell_type") != "code" or not _is_python(text):
+            continue
+        lines.append(CELL_MARKER.format(index))
+        cells.cell_indexes.append(index)
+        cells.first_lines.append(len(lines) + 1)
+        lines.extend(_mask_ipython(line, cells.magics) for line in text.splitlines())
+    cells.source = "\n".join(lines) + "\n"
+    return cells
+
+
+def _mask_ipython(line: str, magics: list[str]) -> str:
+    if not _IPYTHON_LINE.search(line):
+        return line
+    magics.append(line)
+    indent = line[: len(line) - len(line.lstrip())]
+    return indent + MAGIC_PLACEHOLDER.format(len(magics) - 1)
+
+
+def write_code_cells(cells: CodeCells, new_source: str) -> bytes:
+    """The notebook with each joined cell's code replaced by its part of ``new_source``."""
+    parts: dict[int, list[str]] = {}
+    current: list[str] | None = None
+    preamble: list[str] = []  # lines the codemod put above the first cell (imports)
+    for line in new_source.splitlines():
+        marker = _MARKER_LINE.match(line)
+        if marker:
+            current = parts.setdefault(int(marker.group(1)), [])
+            continue
+        (preamble if current is None else current).append(_unmask_ipython(line, cells.magics))
+    if sorted(parts) != sorted(cells.cell_indexes):
+        raise NotebookError("the cells could not be told apart after the migration")
+    if preamble and cells.cell_indexes:
+        parts[cells.cell_indexes[0]][:0] = preamble
+    notebook = json.loads(json.dumps(cells.notebook))  # a deep copy
+    for index, lines in parts.items():
+        cell = notebook["cells"][index]
+        original = _cell_text(cells.notebook["cells"][index])
+        text = "\n".join(lines) + ("\n" if original.endswith("\n") else "")
+        cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
+    return cells.layout.dump(notebook)
+
+
+def _unmask_ipython(line: str, magics: list[str]) -> str:
+    placeholder = _PLACEHOLDER_LINE.match(line)
+    if placeholder is None:
+        if "__dali_migrate_magic__" in line:
+            raise NotebookError("an IPython line could not be kept in place")
+        return line
+    return magics[int(placeholder.group(2))]
+
+
+def cell_diff(old: CodeCells, new_data: bytes, path: str) -> str:
+    """A unified diff per changed code cell: what a reviewer reads, not the JSON."""
+    import difflib
+
+    new_cells = json.loads(new_data)["cells"]
+    chunks = []
+    for index in old.cell_indexes:
+        before = _cell_text(old.notebook["cells"][index]).splitlines(keepends=True)
+        after = _cell_text(new_cells[index]).splitlines(keepends=True)
+        if before != after:
+            name = f"{path}:cell {index + 1}"
+            chunks.append("".join(difflib.unified_diff(_ending(before), _ending(after), f"a/{name}", f"b/{name}")))
+    return "".join(chunks)
+
+
+def _ending(lines: list[str]) -> list[str]:
+    return [*lines[:-1], lines[-1] if lines[-1].endswith("\n") else lines[-1] + "\n"] if lines else lines
+
+
+def notebook_script(data: bytes) -> str:
+    """The code cells as a plain Python script, for running a notebook outside Jupyter: cell
+    magics are left out and IPython lines become comments."""
+    cells = read_code_cells(data)
+    lines = []
+    for line in cells.source.splitlines():
+        marker = _MARKER_LINE.match(line)
+        if marker:
+            lines.append(f"# cell {int(marker.group(1)) + 1}")
+            continue
+        placeholder = _PLACEHOLDER_LINE.match(line)
+        if placeholder:
+            line = f"{placeholder.group(1)}pass  # {cells.magics[int(placeholder.group(2))].strip()}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"

@@ -58,6 +58,7 @@ class Site:
 class ModuleFacts:
     imports: ImportTable
     optable: OpTable
+    top_level: dict[int, int] = field(default_factory=dict)  # id(node) -> its top-level statement
     graphs: list[Graph] = field(default_factory=list)
     calls: list[DaliCall] = field(default_factory=list)
     pipeline_functions: set[str] = field(default_factory=set)
@@ -143,6 +144,11 @@ class _FactCollector(cst.CSTVisitor):
         self.graph_stack: list[Graph | None] = []
         self.class_stack: list[bool] = []
         self.function_stack: list[str] = []
+        self.statement_index = -1
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
+        return super().on_visit(node)
 
     # -- helpers ---------------------------------------------------------------------------
     @property
@@ -357,5 +363,8 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None,
                   imports: ImportTable | None = None) -> ModuleFacts:
     facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
     if facts.uses_dali:
-        module.visit(_FactCollector(facts))
+        collector = _FactCollector(facts)
+        for index, statement in enumerate(module.body):
+            collector.statement_index = index
+            statement.visit(collector)
     return facts

@@ -36,7 +36,9 @@ def _tool_fingerprint() -> str:
 
 
 def _salt(config: Config) -> str:
-    return f"{_tool_fingerprint()}|select={sorted(config.select)}|ignore={sorted(config.ignore)}"
+    from importlib.metadata import version
+
+    return f"{_tool_fingerprint()}|libcst={version('libcst')}|select={sorted(config.select)}|ignore={sorted(config.ignore)}"
 
 
 class CheckCache:
@@ -65,8 +67,8 @@ class CheckCache:
         return FileResult(name, diagnostics=diagnostics, error=entry["error"])
 
     def put(self, data: bytes, result: FileResult) -> None:
-        if result.error is not None:
-            return  # an error may come from the tool itself; ask again next time
+        if result.error is not None and result.error.startswith("internal error"):
+            return  # a bug of the tool, not a property of the bytes: ask again next time
         diagnostics = [{k: v for k, v in asdict(d).items() if k != "path"} for d in result.diagnostics]
         self.entries[self.key(data, result.path)] = {"diagnostics": diagnostics, "error": result.error}
         self.dirty = True

@@ -11,12 +11,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .analysis import ModuleFacts, collect_facts
 from .config import Config
 from .diagnostics import Diagnostic, FileResult
 from .imports import ImportTable
+from .positions import Positions
+from .prefilter import might_use_dali
 from .rules import ALL_RULES, RULES_BY_CODE, Finding
 from .suppress import parse_suppressions
 
@@ -24,16 +25,8 @@ if TYPE_CHECKING:
     from .migrate import MigrationResult
     from .migrate.normalize import NormalizedModule
 
-PREFILTER = b"dali"
-
-
 class SourceError(Exception):
     """The file cannot be worked on (syntax error, undecodable bytes); nothing is written."""
-
-
-def might_use_dali(data: bytes) -> bool:
-    """Cheap text prefilter: a file that never spells "dali" cannot import it."""
-    return PREFILTER in data or PREFILTER in data.lower()
 
 
 def parse(data: bytes) -> cst.Module:
@@ -70,18 +63,18 @@ def analyse(module: cst.Module, config: Config, imports: ImportTable | None = No
     return Analysed(module, facts, findings, errors)
 
 
-def _positions(module: cst.Module):
-    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-
 def _diagnostic(path: str, positions, code: str, message: str, node: cst.CSTNode, fix: str) -> Diagnostic:
     span = positions[node]
     return Diagnostic(path, span.start.line, span.start.column + 1, code, message, fix,
                       span.end.line, span.end.column + 1)
 
 
-def _unsuppressed(diagnostics: list[Diagnostic], module: cst.Module) -> list[Diagnostic]:
-    suppressions = parse_suppressions(module.code)
+def _source_text(data: bytes, module: cst.Module) -> str:
+    return data.decode(module.encoding, "replace")
+
+
+def _unsuppressed(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
+    suppressions = parse_suppressions(text)
     kept = [d for d in diagnostics if not suppressions.suppressed(d.code, d.line, d.end_line or d.line)]
     return sorted(kept, key=lambda d: (d.line, d.column, d.code))
 
@@ -106,12 +99,12 @@ def check_source(data: bytes, path: str, config: Config) -> FileResult:
         result.error = "; ".join(analysed.rule_errors)
     if not analysed.findings:
         return result
-    positions = _positions(analysed.module)
+    positions = Positions(analysed.module, [f.node for f in analysed.findings], data, analysed.facts.top_level)
     diagnostics = [
         _diagnostic(path, positions, f.code, f.message, f.node, RULES_BY_CODE[f.code].fix)
         for f in analysed.findings
     ]
-    result.diagnostics = _unsuppressed(diagnostics, analysed.module)
+    result.diagnostics = _unsuppressed(diagnostics, _source_text(data, analysed.module))
     return result
 
 
@@ -149,13 +142,18 @@ def _migrate(original: Analysed, config: Config) -> _Migrated:
 class _Locator:
     """Positions of migration diagnostics in the file as the user wrote it."""
 
-    def __init__(self, original: Analysed, migrated: _Migrated) -> None:
+    def __init__(self, original: Analysed, migrated: _Migrated, data: bytes) -> None:
         self.normalized = migrated.normalized
-        self.positions = _positions(migrated.subject.module)
+        migration = migrated.migration
+        nodes = [f.node for f in migration.fixed] + [t.node for t in migration.todos]
+        # the normalized module has no source bytes of its own: positions come from its code
+        source = data if self.normalized is None else None
+        self.positions = Positions(migrated.subject.module, nodes, source, migrated.subject.facts.top_level)
         self.synthesized: dict[int, cst.Call] = {}
         if self.normalized is not None:
-            self.original_positions = _positions(original.module)
             self.synthesized = {id(g.function.decorators[0]): g.pipeline_call for g in self.normalized.graphs}
+            self.original_positions = Positions(original.module, list(self.synthesized.values()), data,
+                                                original.facts.top_level)
 
     def diagnostic(self, path: str, code: str, message: str, node: cst.CSTNode, fix: str) -> Diagnostic:
         pipeline_call = self.synthesized.get(id(node))
@@ -187,11 +185,11 @@ def migrate_source(data: bytes, path: str, config: Config) -> FileResult:
     except Exception as error:  # a crash in a fix must never leave a half-written file
         result.error = f"internal error while migrating: {type(error).__name__}: {error}"
         return result
-    locate = _Locator(original, migrated).diagnostic
+    locate = _Locator(original, migrated, data).diagnostic
     migration = migrated.migration
     diagnostics = [locate(path, f.code, f.message, f.node, "fixed") for f in migration.fixed]
     diagnostics += [locate(path, t.code, t.message, t.node, "todo") for t in migration.todos]
-    result.diagnostics = _unsuppressed(_dedupe(diagnostics), original.module)
+    result.diagnostics = _unsuppressed(_dedupe(diagnostics), _source_text(data, original.module))
     if new_data != data:
         result.changed = True
         result.new_source = new_data

@@ -105,24 +105,30 @@ def collect_import(table: ImportTable, node: cst.Import | cst.ImportFrom) -> Non
         table.add(local, f"{module}.{imported}", node)
 
 
-class _ImportCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.table = ImportTable()
+# Where statements nest: blocks, else/elif, except handlers, finally, match cases.
+_NESTED = ("body", "orelse", "handlers", "finalbody", "cases")
 
-    def visit_Import(self, node: cst.Import) -> bool:
-        collect_import(self.table, node)
-        return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        collect_import(self.table, node)
-        return False
-
-    # Expressions cannot hold imports; skipping them keeps this pass cheap.
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        return any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in node.body)
+def _collect_imports(node, table: ImportTable) -> None:
+    """Imports anywhere among the statements (also inside functions and ``try``), reached by
+    walking statement blocks only: expressions cannot hold imports, and a plain walk is several
+    times faster than LibCST's visitor."""
+    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        for small in node.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                collect_import(table, small)
+        return
+    for name in _NESTED:
+        part = getattr(node, name, None)
+        if isinstance(part, (tuple, list)):
+            for item in part:
+                _collect_imports(item, table)
+        elif isinstance(part, cst.CSTNode):
+            _collect_imports(part, table)
 
 
 def import_table(module: cst.Module) -> ImportTable:
-    collector = _ImportCollector()
-    module.visit(collector)
-    return collector.table
+    table = ImportTable()
+    for statement in module.body:
+        _collect_imports(statement, table)
+    return table

@@ -8,7 +8,6 @@ when there are enough of them, and ``check`` results are cached by content.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -16,8 +15,8 @@ from typing import Callable, Iterable
 from .cache import CheckCache
 from .config import Config
 from .diagnostics import FileResult
-from .engine import check_file, migrate_file, might_use_dali
 from .files import atomic_write, discover
+from .prefilter import might_use_dali
 
 Work = Callable[[bytes, str, Config], FileResult]
 # Below this many files to parse, starting worker processes costs more than it saves.
@@ -42,6 +41,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def _display(path: Path) -> str:
+    if not path.is_absolute():
+        return str(path)  # as the user named it, joined with what discovery found
     try:
         return os.path.relpath(path)
     except ValueError:
@@ -105,9 +106,23 @@ def _run(pending: list[tuple[int, bytes, str]], config: Config, work: Work, opti
     jobs = [(work, data, name, config) for _, data, name in pending]
     if options.jobs <= 1 or len(jobs) < PARALLEL_THRESHOLD:
         return map(_work_one, jobs)
+    from concurrent.futures import ProcessPoolExecutor  # only where there is parallel work
+
     workers = min(options.jobs, len(jobs))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(_work_one, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+
+
+def check_file(data: bytes, path: str, config: Config) -> FileResult:
+    from .engine import check_file as check  # LibCST is imported only when a file needs a parse
+
+    return check(data, path, config)
+
+
+def migrate_file(data: bytes, path: str, config: Config) -> FileResult:
+    from .engine import migrate_file as migrate
+
+    return migrate(data, path, config)
 
 
 def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOptions()) -> list[FileResult]:

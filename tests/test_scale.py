@@ -94,14 +94,23 @@ def test_warm_run_reuses_results_and_a_change_invalidates_them(corpus, tmp_path,
     assert (tmp_path / "cache" / ".gitignore").read_text().strip().endswith("*")
 
 
-def test_errors_are_not_cached_and_a_corrupt_cache_is_ignored(tmp_path, monkeypatch):
+def test_internal_errors_are_not_cached_and_a_corrupt_cache_is_ignored(tmp_path, monkeypatch):
+    from dali_migrate.rules.dm004_mixed_device import MixedDevice
+
     counter = _CountingCheck(monkeypatch)
     bad = tmp_path / "bad.py"
     bad.write_text("import nvidia.dali\ndef broken(:\n")
     options = RunOptions(cache_dir=tmp_path / "cache")
-    for _ in range(2):
+    for _ in range(2):  # a syntax error belongs to the bytes: cached
         assert run_check([bad], Config(), options)[0].error.startswith("syntax error")
-    assert counter.calls == 2
+    assert counter.calls == 1
+    crashing = tmp_path / "crashing.py"
+    shutil.copy(SOURCES[0], crashing)
+    monkeypatch.setattr(MixedDevice, "check", lambda self, facts: 1 / 0)
+    for _ in range(2):  # a crash of a rule is the tool's: asked again
+        assert run_check([crashing], Config(), options)[0].error.startswith("internal error in rule DM004")
+    assert counter.calls == 3
+    monkeypatch.undo()
     (tmp_path / "cache").mkdir(exist_ok=True)
     (tmp_path / "cache" / "check-v1.json").write_text("{not json")
     good = tmp_path / "good.py"

@@ -1,0 +1,10 @@
+"""The text prefilter, apart from the engine so that runs on files without DALI never import
+LibCST: a file that never spells "dali" cannot import it."""
+
+from __future__ import annotations
+
+PREFILTER = b"dali"
+
+
+def might_use_dali(data: bytes) -> bool:
+    return PREFILTER in data or PREFILTER in data.lower()

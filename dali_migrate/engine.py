@@ -6,6 +6,7 @@ the CLI and the reporters.
 
 from __future__ import annotations
 
+import ast
 import difflib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -29,15 +30,43 @@ class SourceError(Exception):
     """The file cannot be worked on (syntax error, undecodable bytes); nothing is written."""
 
 
+TOO_DEEP = "too deeply nested to work on safely"
+
+
+def _refuse_what_crashes_libcst(data: bytes) -> None:
+    """LibCST's native parser crashes the process on nesting that CPython refuses (more than
+    200 brackets), and recurses without bound on very long chains. CPython's own parser, in C
+    and much faster, finds both first. Other syntax errors are left to LibCST to report: it may
+    know a newer grammar than this interpreter."""
+    try:
+        ast.parse(data)
+    except SyntaxError as error:
+        if "too many nested" in str(error.msg):
+            raise SourceError(f"syntax error at line {error.lineno}: {error.msg}") from None
+    except (RecursionError, MemoryError):
+        raise SourceError(TOO_DEEP) from None
+    except ValueError:
+        pass  # undecodable: LibCST says so below
+
+
 def parse(data: bytes) -> cst.Module:
     if b"\0" in data:
         raise SourceError("binary file (NUL bytes)")
+    _refuse_what_crashes_libcst(data)
     try:
         return cst.parse_module(data)
     except cst.ParserSyntaxError as error:
         raise SourceError(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {error.message}") from None
     except (UnicodeDecodeError, LookupError, SyntaxError) as error:
         raise SourceError(f"cannot decode: {error}") from None
+    except RecursionError:
+        raise SourceError(TOO_DEEP) from None
+
+
+def _unexpected(error: Exception, doing: str) -> str:
+    if isinstance(error, RecursionError):
+        return TOO_DEEP
+    return f"internal error while {doing}: {type(error).__name__}: {error}"
 
 
 @dataclass
@@ -92,14 +121,17 @@ def check_source(data: bytes, path: str, config: Config) -> FileResult:
         return result
     try:
         analysed = analyse(parse(data), config)
+        if analysed.rule_errors:
+            result.error = "; ".join(analysed.rule_errors)
+        if not analysed.findings:
+            return result
+        positions = Positions(analysed.module, [f.node for f in analysed.findings], data, analysed.facts.top_level)
     except SourceError as error:
         result.error = str(error)
         return result
-    if analysed.rule_errors:
-        result.error = "; ".join(analysed.rule_errors)
-    if not analysed.findings:
+    except Exception as error:  # one file's trouble must never stop the run
+        result.error = _unexpected(error, "checking")
         return result
-    positions = Positions(analysed.module, [f.node for f in analysed.findings], data, analysed.facts.top_level)
     diagnostics = [
         _diagnostic(path, positions, f.code, f.message, f.node, RULES_BY_CODE[f.code].fix)
         for f in analysed.findings
@@ -183,12 +215,16 @@ def migrate_source(data: bytes, path: str, config: Config) -> FileResult:
         result.error = str(error)
         return result
     except Exception as error:  # a crash in a fix must never leave a half-written file
-        result.error = f"internal error while migrating: {type(error).__name__}: {error}"
+        result.error = _unexpected(error, "migrating")
         return result
-    locate = _Locator(original, migrated, data).diagnostic
-    migration = migrated.migration
-    diagnostics = [locate(path, f.code, f.message, f.node, "fixed") for f in migration.fixed]
-    diagnostics += [locate(path, t.code, t.message, t.node, "todo") for t in migration.todos]
+    try:
+        locate = _Locator(original, migrated, data).diagnostic
+        migration = migrated.migration
+        diagnostics = [locate(path, f.code, f.message, f.node, "fixed") for f in migration.fixed]
+        diagnostics += [locate(path, t.code, t.message, t.node, "todo") for t in migration.todos]
+    except Exception as error:
+        result.error = _unexpected(error, "locating diagnostics")
+        return result
     result.diagnostics = _unsuppressed(_dedupe(diagnostics), _source_text(data, original.module))
     if new_data != data:
         result.changed = True

@@ -21,6 +21,9 @@ from .prefilter import might_use_dali
 Work = Callable[[bytes, str, Config], FileResult]
 # Below this many files to parse, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 8
+# Past this size a file is generated code, not a pipeline someone wrote; parsing it would hold
+# the run up for minutes. It is still prefiltered: one that never mentions DALI passes quietly.
+MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,9 @@ def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptio
             results[position] = data
         elif not might_use_dali(data):
             results[position] = FileResult(name)
+        elif len(data) > MAX_FILE_BYTES:
+            results[position] = FileResult(name, error=f"too large to work on ({len(data) / 2**20:.1f} MiB; "
+                                                        f"the limit is {MAX_FILE_BYTES // 2**20} MiB)")
         elif cache is not None and (hit := cache.get(data, name)) is not None:
             results[position] = hit
         else:

@@ -121,3 +121,118 @@ def test_crash_in_a_rule_names_the_rule(tmp_path, monkeypatch):
     path.write_bytes(TRAIN)
     result = CliRunner().invoke(main, ["check", str(path)])
     assert result.exit_code == 2 and "internal error in rule DM004" in result.output
+
+
+def test_utf8_bom_is_kept():
+    result = migrate_source(b"\xef\xbb\xbf" + TRAIN, "bom.py", Config())
+    assert result.error is None
+    assert result.new_source.startswith(b"\xef\xbb\xbf\"\"\"Train a tiny classifier")
+    assert result.new_source.count(b"\xef\xbb\xbf") == 1
+
+
+@pytest.mark.parametrize("expression, message", [
+    ("(" * 3000 + "1" + ")" * 3000, "too many nested parentheses"),  # crashes LibCST's parser
+    ("[" * 190 + "]" * 190, "too deeply nested"),  # valid Python, too deep for LibCST
+    ("1+" * 20000 + "1", "too deeply nested"),
+    ("a." * 5000 + "b", "too deeply nested"),
+])
+@pytest.mark.parametrize("command", ["check", "migrate"])
+def test_deeply_nested_code_is_one_files_error_not_a_crash(tmp_path, expression, message, command):
+    deep = tmp_path / "deep.py"
+    deep.write_text(f"import nvidia.dali.fn as fn\nx = {expression}\n")
+    before = deep.read_bytes()
+    good = tmp_path / "train.py"
+    good.write_bytes(TRAIN)
+    result = CliRunner().invoke(main, [command, "-j", "1", str(deep), str(good)])
+    assert result.exit_code == 2 and message in result.output
+    assert deep.read_bytes() == before
+    # the run went on
+    assert "train.py" in result.output if command == "check" else good.read_bytes() != TRAIN
+
+
+def test_huge_files_are_refused_unless_they_never_mention_dali(tmp_path, monkeypatch):
+    import dali_migrate.runner as runner
+
+    monkeypatch.setattr(runner, "MAX_FILE_BYTES", 1000)
+    huge = tmp_path / "generated.py"
+    huge.write_bytes(TRAIN + b"# padding\n" * 200)
+    plain = tmp_path / "plain.py"
+    plain.write_bytes(b"x = 1\n" * 1000)
+    result = _run([huge, plain])
+    assert result.exit_code == 2 and "generated.py: error too large to work on" in result.output
+    assert "plain.py" not in result.output
+    assert huge.read_bytes() == TRAIN + b"# padding\n" * 200
+
+
+def test_unreadable_file_is_reported_and_the_run_goes_on(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    locked = tmp_path / "locked.py"
+    locked.write_bytes(TRAIN)
+    good = tmp_path / "train.py"
+    good.write_bytes(TRAIN)
+    real_read = Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "locked.py":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    result = _run([locked, good])
+    assert result.exit_code == 2 and "locked.py: error cannot read: Permission denied" in result.output
+    assert b"ndd.readers.File" in real_read(good)
+
+
+def test_an_interrupted_run_leaves_each_file_old_or_new(tmp_path, monkeypatch):
+    import dali_migrate.files as files
+
+    paths = [tmp_path / f"train{i}.py" for i in range(3)]
+    for path in paths:
+        path.write_bytes(TRAIN)
+    real_replace, calls = os.replace, []
+
+    def replace_then_interrupt(source, target):
+        calls.append(target)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real_replace(source, target)
+
+    monkeypatch.setattr(files.os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        from dali_migrate.runner import run_migrate
+
+        run_migrate(paths, Config(), write=True)
+    contents = [p.read_bytes() for p in paths]
+    assert contents[0] != TRAIN and b"ndd.readers.File" in contents[0]  # new
+    assert contents[1] == TRAIN and contents[2] == TRAIN  # old
+    assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in paths]  # no temp file left
+
+
+@pytest.mark.parametrize("flag", ["--diff", "--check"])
+def test_diff_and_check_never_write(tmp_path, flag):
+    path = tmp_path / "train.py"
+    path.write_bytes(TRAIN)
+    before = path.stat().st_mtime_ns
+    result = CliRunner().invoke(main, ["migrate", flag, str(path)])
+    assert result.exit_code == 1
+    assert path.read_bytes() == TRAIN and path.stat().st_mtime_ns == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+
+
+def test_comments_inside_calls_and_untouched_formatting_survive():
+    source = (b"from nvidia.dali import fn, pipeline_def\n\n\nCONSTANT   =  [1,2,  3]  # odd spacing stays\n\n\n"
+              b"@pipeline_def(batch_size=2, num_threads=1, device_id=None)\n"
+              b"def p(root):\n"
+              b"    jpegs, labels = fn.readers.file(\n"
+              b"        file_root=root,  # where the data is\n"
+              b"        # a comment on its own line\n"
+              b"        random_shuffle=False,\n"
+              b"    )\n"
+              b"    images = fn.decoders.image(jpegs,  # decode\n"
+              b"                               device='mixed')  # on the GPU\n"
+              b"    return images, labels\n")
+    new = migrate_source(source, "p.py", Config()).new_source
+    for kept in (b"CONSTANT   =  [1,2,  3]  # odd spacing stays\n", b"file_root=root,  # where the data is\n",
+                 b"# a comment on its own line\n", b"jpegs,  # decode\n", b"device='gpu')  # on the GPU\n"):
+        assert kept in new

@@ -95,3 +95,20 @@ def test_missing_data_is_reported_as_could_not_run(tmp_path):
     assert pipeline.status == "could not run"
     assert pipeline.original.kind == "missing-data"
     assert report.exit_code == 2
+
+
+def test_unseeded_random_pipeline_built_by_the_module_is_compared_statistically(tmp_path):
+    """No seed to inject: exact equality cannot be expected, and the report says so."""
+    from dali_migrate.verify import VerifyOptions, verify_files
+
+    source = tmp_path / "notebook_like.py"
+    source.write_text(
+        "from nvidia.dali import Pipeline, fn\n"
+        "pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)\n"
+        "with pipe:\n"
+        "    pipe.set_outputs(fn.random.uniform(range=[0.0, 1.0], shape=[64]))\n"
+    )
+    report = verify_files(source, None, VerifyOptions(iterations=3))
+    (pipeline,) = report.pipelines
+    assert not pipeline.rng_aligned
+    assert pipeline.comparison is not None and report.exit_code == 0

@@ -54,7 +54,8 @@ def _write_table(report: VerifyReport, stream: TextIO) -> None:
         return
     for p in report.pipelines:
         colour = {"equal": "green", "different": "red"}.get(p.status, "yellow")
-        kind = "exact (RNG streams aligned)" if p.rng_aligned else "statistical only (RNG streams not aligned)"
+        kind = "exact (RNG streams aligned)" if p.rng_aligned else (
+            "statistical only (RNG streams not aligned; give the pipeline a seed= to compare exactly)")
         console.print(f"[bold]{p.name}[/]: [{colour}]{p.status}[/] - comparison: {kind}")
         for label, side in (("original", p.original), ("migrated", p.migrated)):
             if not side.ok:

@@ -18,6 +18,7 @@ RUNNABLE = {
     "notebook_cells": {},
     "epoch_loop": {"shard_id": 1, "num_shards": 3},
     "explore_notebook": {},
+    "shuffled_epochs": {},
 }
 
 

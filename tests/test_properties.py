@@ -57,11 +57,11 @@ def programs(draw):
     batch_size = draw(st.integers(1, 4))
     seed = draw(st.one_of(st.none(), st.integers(0, 10_000)))
     ops = draw(st.lists(st.sampled_from(OPS), min_size=1, max_size=4))
-    shuffle = draw(st.booleans())
+    shuffle = draw(st.sampled_from(["", ", random_shuffle=True, seed=3", ", random_shuffle=True"]))
     slice_output = draw(st.booleans())
     uses = draw(st.lists(st.sampled_from(RUN_USES), max_size=2, unique=True))
     steps = draw(st.integers(1, 3))
-    reader_args = f"file_root=IMAGES{', random_shuffle=True, seed=3' if shuffle else ''}, name=\"Reader\""
+    reader_args = f"file_root=IMAGES{shuffle}, name=\"Reader\""
     body = [
         f"jpegs, labels = {fn}.readers.file({reader_args})",
         f"images = {fn}.decoders.image(jpegs, device=\"cpu\")",

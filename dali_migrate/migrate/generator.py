@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .ops import reader_constructor
-from .plan import PipelinePlan
+from .ops import append_keyword, reader_constructor
+from .plan import PipelinePlan, reader_needs_pipeline_seed
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,10 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         assign = reader_line.body[0]
         target = assign.targets[0].target
         constructor = reader_constructor(plan.reader, names.ndd, optable, assign.value)
+        if reader_needs_pipeline_seed(plan.reader.node) and "seed" in plan.params:
+            # pipeline mode seeds a shuffling reader from the pipeline's seed: keep the order
+            # reproducible and tied to that seed (not equal: DALI derives the seed in C++)
+            constructor = constructor.with_changes(args=append_keyword(list(constructor.args), "seed", cst.Name("seed")))
         setup.append(reader_line.with_changes(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(names.reader))], value=constructor)]))
     body[-1] = _yield_from_return(body[-1])

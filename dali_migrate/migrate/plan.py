@@ -234,9 +234,21 @@ def _mapped_params(plan: PipelinePlan, keywords: dict) -> list[str]:
         params.append("num_threads")
     if "device_id" in given and not _all_none(plan, "device_id"):
         params.append("device_id")
-    if "seed" in given or plan.random_calls:
+    if "seed" in given or plan.random_calls or (plan.reader and reader_needs_pipeline_seed(plan.reader.node)):
         params.append("seed")
     return params
+
+
+SHUFFLE_ARGS = ("random_shuffle", "shuffle_after_epoch")
+
+
+def reader_needs_pipeline_seed(reader_call: cst.Call) -> bool:
+    """A reader that shuffles without a ``seed=`` of its own takes the pipeline's seed."""
+    keywords = {a.keyword.value: a.value for a in reader_call.args if a.keyword is not None}
+    if "seed" in keywords:
+        return False
+    return any(name in keywords and not (isinstance(keywords[name], cst.Name) and keywords[name].value == "False")
+               for name in SHUFFLE_ARGS)
 
 
 def _all_none(plan: PipelinePlan, name: str) -> bool:

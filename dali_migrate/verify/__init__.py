@@ -257,6 +257,7 @@ def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, optio
         "batch_size": batch_size, "seed": seed, "iterations": options.iterations,
         "device_id": 0 if options.device == "gpu" else None, "align_rng": options.align_rng,
         "random_ops": sorted({op.fn for op in load_op_table().ops if op.random and op.fn}),
+        "readers": sorted({op.fn for op in load_op_table().ops if op.is_reader and op.fn}),
         "cwd": str(cwd),
     }
     left = _run_side("original", original, spec, options.timeout)

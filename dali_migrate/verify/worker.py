@@ -104,6 +104,27 @@ class RandomStateFeeder:
         return fn.external_source(source=source, batch=True, dtype=types.UINT32)
 
 
+def seed_readers(seed: int, reader_fn_paths: list[str]) -> None:
+    """Give every reader without a ``seed=`` the pipeline's seed, explicitly, as the migrated
+    code does: equal explicit reader seeds give the same order in both modes."""
+    import nvidia.dali.fn as fn
+
+    def wrap(original):
+        def wrapped(*args, **kwargs):
+            kwargs.setdefault("seed", seed)
+            return original(*args, **kwargs)
+
+        return wrapped
+
+    for path in reader_fn_paths:
+        *parents, name = path.split(".")
+        owner = fn
+        for part in parents:
+            owner = getattr(owner, part, None)
+        if owner is not None and hasattr(owner, name):
+            setattr(owner, name, wrap(getattr(owner, name)))
+
+
 def patch_random_ops(feeder: RandomStateFeeder, random_fn_paths: list[str]) -> None:
     import nvidia.dali.fn as fn
 
@@ -205,6 +226,7 @@ def main(argv: list[str]) -> int:
             # patched before the import: a module-level pipeline is built while importing
             feeder = RandomStateFeeder(spec["seed"], spec["batch_size"])
             patch_random_ops(feeder, spec["random_ops"])
+            seed_readers(spec["seed"], spec["readers"])
         module = load_module(spec["path"])
         stage = "run"
         run = run_original if spec["side"] == "original" else run_migrated

@@ -59,6 +59,8 @@ class ModuleFacts:
     imports: ImportTable
     optable: OpTable
     top_level: dict[int, int] = field(default_factory=dict)  # id(node) -> its top-level statement
+    module_functions: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)  # by name
+    module_classes: dict[str, list[cst.ClassDef]] = field(default_factory=dict)
     graphs: list[Graph] = field(default_factory=list)
     calls: list[DaliCall] = field(default_factory=list)
     pipeline_functions: set[str] = field(default_factory=set)
@@ -184,6 +186,8 @@ class _FactCollector(cst.CSTVisitor):
 
     # -- definitions -----------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.function_stack and not self.class_stack:
+            self.facts.module_functions.setdefault(node.name.value, []).append(node)
         self.function_stack.append(node.name.value)
         for decorator in node.decorators:
             target = decorator.decorator
@@ -217,6 +221,8 @@ class _FactCollector(cst.CSTVisitor):
         return bool(self.class_stack) and self.class_stack[-1]
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not self.function_stack and not self.class_stack:
+            self.facts.module_classes.setdefault(node.name.value, []).append(node)
         is_pipeline = any(
             self.resolve(base.value) == PIPELINE_CLASS
             or dotted_name(base.value) in self.facts.pipeline_classes

@@ -19,6 +19,7 @@ RUNNABLE = {
     "epoch_loop": {"shard_id": 1, "num_shards": 3},
     "explore_notebook": {},
     "shuffled_epochs": {},
+    "external_data": {},
 }
 
 

@@ -12,6 +12,7 @@ from .callsites import CallSiteRewrites, plan_call_sites
 from .generator import GeneratorNames, migrate_function
 from .imports import fix_imports, has_ndd_import
 from .ops import GraphOpRewriter, OpRewritePlan
+from .external_source import holder_name, names_needed, needs_holder
 from .plan import PipelinePlan, block_shared_variables, find_stray_references, plan_decorated_pipeline
 from .reader_meta import NotMigratable, ReaderMetaRewrites, factory_statements, meta_sites, plan_reader_meta
 from .todo import TODO_PREFIX, Todo, TodoInserter
@@ -78,13 +79,18 @@ class Migrator(cst.CSTTransformer):
 
     def _prepare(self, plan: PipelinePlan) -> None:
         taken = _local_names(plan.function)
-        names = GeneratorNames(self.ndd_alias, _unique("reader", taken), _unique("rng", taken), {})
+        holders = {id(s.call.node): _unique(holder_name(s), taken) for s in plan.sources if needs_holder(s)}
+        names = GeneratorNames(self.ndd_alias, _unique("reader", taken), _unique("rng", taken), {},
+                               _unique("iteration", taken), holders)
         for call in plan.random_calls:
             if any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
                 names.op_rngs[id(call.node)] = _unique(f"{call.op.fn.split('.')[-1]}_rng", taken)
         self.functions[id(plan.function)] = (plan, names)
         inside = node_ids(plan.function)
+        replaced = {id(s.call.node) for s in plan.sources}  # rewritten whole, with their statement
         for call in plan.calls:
+            if id(call.node) in replaced:
+                continue
             self.op_plan.calls[id(call.node)] = call
             if id(call.node) in names.op_rngs:
                 self.op_plan.call_rngs[id(call.node)] = names.op_rngs[id(call.node)]
@@ -193,6 +199,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     migrator = Migrator(facts, migratable, ndd_alias, call_sites, todos)
     new_module = module.visit(migrator)
     if migratable or call_sites.fixed_ids:
-        new_module = fix_imports(new_module, need_ndd=True, need_numpy=call_sites.needs_numpy)
+        types_names = set().union(*(names_needed(p.sources) for p in migratable))
+        new_module = fix_imports(new_module, need_ndd=True, need_numpy=call_sites.needs_numpy,
+                                 need_types=types_names)
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable],
                            {p.graph.name: p.blockers for p in plans if not p.migratable})

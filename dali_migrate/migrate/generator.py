@@ -8,10 +8,11 @@ the same batches as ``run()`` across epoch boundaries.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
+from . import external_source as sources
 from .ops import append_keyword, reader_constructor
 from .plan import PipelinePlan, reader_needs_pipeline_seed
 
@@ -22,6 +23,8 @@ class GeneratorNames:
     reader: str
     rng: str
     op_rngs: dict[int, str]  # id(call) -> name of the RNG made from that op's seed=
+    iteration: str = "iteration"
+    source_holders: dict[int, str] = field(default_factory=dict)  # id(call) -> iterator/instance
 
 
 def statement(code: str) -> cst.BaseStatement:
@@ -90,9 +93,17 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         if rng_name is not None:
             seed = next(a.value for a in call.node.args if a.keyword and a.keyword.value == "seed")
             setup.append(_with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed))
+    offset = len(docstring)
+    for source in plan.sources:  # before the reader leaves the body: indices are the original's
+        holder = names.source_holders.get(id(source.call.node))
+        setup += sources.setup_statements(source, holder)
+        position = source.statement_index - offset
+        body[position] = sources.migrated_statement(source, body[position], names.ndd, holder, "batch_size",
+                                                    names.iteration)
+    if sources.uses_iteration(plan.sources):
+        setup.append(statement(f"{names.iteration} = 0"))
     target = None
     if plan.reader is not None:
-        offset = len(docstring)
         reader_line = body.pop(plan.reader_statement_index - offset)
         assign = reader_line.body[0]
         target = assign.targets[0].target
@@ -104,6 +115,8 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         setup.append(reader_line.with_changes(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(names.reader))], value=constructor)]))
     body[-1] = _yield_from_return(body[-1])
+    if sources.uses_iteration(plan.sources):
+        body.append(statement(f"{names.iteration} += 1"))
     loop = _loop(target, names, "batch_size", body)
     if "device_id" in plan.params:
         loop = cst.With(

@@ -78,10 +78,13 @@ def has_ndd_import(module: cst.Module) -> str | None:
     return None
 
 
-def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool) -> cst.Module:
+def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
+                need_types: set[str] = frozenset()) -> cst.Module:
+    """``need_types``: names the migrated code takes from nvidia.dali.types (BatchInfo, ...)."""
     used = used_names(module)
     body: list[cst.BaseStatement] = []
     add_ndd = need_ndd and has_ndd_import(module) is None
+    missing_types = sorted(set(need_types) - _top_level_bound(module))
     add_numpy = need_numpy and "np" not in _top_level_bound(module)
     for statement in module.body:
         if not _is_dali_import_line(statement):
@@ -95,6 +98,9 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool) -> cst.Mod
             body.append(ndd_import().with_changes(leading_lines=statement.leading_lines))
             statement = statement.with_changes(leading_lines=[])
             add_ndd = False
+        if missing_types:
+            body.append(cst.parse_statement(f"from nvidia.dali.types import {', '.join(missing_types)}\n"))
+            missing_types = []
         pruned = [_prune(small, used) for small in statement.body]
         remaining = [small for small in pruned if small is not None]
         if remaining:

@@ -13,6 +13,7 @@ import libcst as cst
 from ..analysis import DaliCall, Graph, ModuleFacts
 from ..imports import dotted_name
 from ..rules.dm012_python_source import PYTHON_OPS
+from .external_source import NotMigratable, SourcePlan, plan_source
 
 # Pipeline arguments that become parameters of the migrated generator.
 MAPPED_PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed")
@@ -53,6 +54,7 @@ class PipelinePlan:
     reader_statement_index: int | None = None
     params: list[str] = field(default_factory=list)  # mapped pipeline args, in order
     blockers: list[Blocker] = field(default_factory=list)
+    sources: list[SourcePlan] = field(default_factory=list)  # external_source calls
 
     @property
     def migratable(self) -> bool:
@@ -107,6 +109,12 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
         op = call.op
         if op is None:
             plan.block("DM015", call.node, f"`{call.qualname}` is not in the op table")
+        elif op.fn == "external_source":
+            index = _top_level_assignment_index(plan.function.body.body, call.node)
+            try:
+                plan.sources.append(plan_source(call, index, facts))
+            except NotMigratable as reason:
+                plan.block("DM012", call.node, f"`fn.external_source`: {reason}")
         elif op.fn in PYTHON_OPS:
             plan.block("DM012", call.node, f"`fn.{op.fn}` needs a manual migration")
         elif facts.optable.ndd_target(op) is None:
@@ -129,7 +137,7 @@ def _check_body(plan: PipelinePlan) -> None:
     if counter.returns != 1 or counter.yields:
         plan.block("DM001", plan.function, "`return` inside branches, or `yield`, in the graph")
     if plan.reader is not None:
-        index = _top_level_reader_index(body, plan.reader.node)
+        index = _top_level_assignment_index(body, plan.reader.node)
         if index is None:
             plan.block("DM005", plan.reader.node, "the reader must be assigned at the top of the graph")
         plan.reader_statement_index = index
@@ -152,14 +160,15 @@ def _is_return(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _top_level_reader_index(body, reader_call: cst.Call) -> int | None:
+def _top_level_assignment_index(body, call: cst.Call) -> int | None:
+    """The index of ``target = call`` among the graph's top-level statements."""
     for index, statement in enumerate(body):
         if (
             isinstance(statement, cst.SimpleStatementLine)
             and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Assign)
             and len(statement.body[0].targets) == 1
-            and statement.body[0].value is reader_call
+            and statement.body[0].value is call
         ):
             return index
     return None

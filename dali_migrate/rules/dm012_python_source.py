@@ -32,18 +32,27 @@ class PythonSource(Rule):
 
     ## Use instead
     ```python
-    images = ndd.batch(read_batch())
+    try:
+        images = ndd.batch(read_batch())
+    except StopIteration:
+        return
     ```
 
     ## Fix safety
-    Not fixed automatically: callbacks take `SampleInfo`/`BatchInfo`, `cycle=` and
-    `parallel=` decide the data order. Each site gets a TODO naming the manual step.
+    `fn.external_source` is migrated when its source is a function, generator function or
+    callable class defined at the top of the module: the migrated generator calls it as
+    pipeline mode did (nothing, the iteration index, `BatchInfo`, or `SampleInfo` per sample,
+    as its signature and `batch`/`batch_info` ask), iterates a generator (restarting it for
+    `cycle=True`), keeps `layout`/`dtype`/`device`, and ends where the source raises
+    `StopIteration`, as `run()` did. `parallel=` only spread the calls over processes: the
+    data is the same. Other sources, `cycle="raise"`, `feed_input`, `python_function` and
+    friends get a TODO naming the manual step.
     """
 
     code = "DM012"
     name = "python-source"
     message = "Python-backed operator"
-    fix = "never"
+    fix = "sometimes"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for call in facts.calls:

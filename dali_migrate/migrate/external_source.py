@@ -1,0 +1,229 @@
+"""``fn.external_source`` in a migrated graph (DM012): the source is called directly.
+
+Pipeline mode calls a source once per iteration, with what its signature asks for: nothing, the
+iteration index, or ``BatchInfo(iteration, epoch_idx)`` with ``batch_info=True``; a per-sample
+source (``batch=False``) is called once per sample with ``SampleInfo``; a generator function is
+iterated, and restarted at its end with ``cycle=True``. The migration does the same in the
+generator, wraps the data with ``ndd.batch`` (which copies, as external_source does by default)
+and ends the generator where the source raised ``StopIteration``, as ``run()`` did::
+
+    data = fn.external_source(source=read_batch, batch_info=True, layout="HWC")
+
+becomes, in the generator's loop::
+
+    try:
+        data = ndd.batch(read_batch(BatchInfo(iteration, 0)), layout="HWC")
+    except StopIteration:
+        return
+
+What is not one of these shapes (a source whose kind cannot be told from this module, ``cycle``
+on a callable, ``"raise"`` cycling, per-output layouts) keeps its DM012 TODO.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..analysis import DaliCall, ModuleFacts
+
+KEPT_ARGS = ("layout", "dtype", "device")
+# Tuning without effect on the data; `name` only names the operator.
+DROPPED_ARGS = frozenset({"parallel", "prefetch_queue_depth", "no_copy", "blocking", "cuda_stream",
+                          "use_copy_kernel", "name", "batch", "batch_info", "cycle", "num_outputs",
+                          "source", "preserve", "bytes_per_sample_hint", "repeat_last"})
+
+
+class NotMigratable(Exception):
+    pass
+
+
+@dataclass
+class SourcePlan:
+    call: DaliCall
+    statement_index: int  # in the graph's body
+    kind: str  # "batch" | "sample" | "iterator"
+    source: cst.BaseExpression
+    argument: str  # "" | "index" | "batch_info" | "sample_info"
+    num_outputs: int | None
+    cycle: bool
+    kept: list[cst.Arg] = field(default_factory=list)
+
+
+def _keywords(call: cst.Call) -> dict[str, cst.BaseExpression]:
+    return {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+
+
+def _literal(node: cst.BaseExpression | None):
+    if node is None:
+        return None
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    raise NotMigratable("give `batch`, `batch_info`, `cycle` and `num_outputs` as literals")
+
+
+def _positional_count(function: cst.FunctionDef, skip_self: bool = False) -> int:
+    params = [*function.params.posonly_params, *function.params.params]
+    if skip_self:
+        params = params[1:]
+    if isinstance(function.params.star_arg, cst.Param):
+        return 2  # *args: DALI passes the argument
+    return len([p for p in params if p.default is None])
+
+
+class _HasYield(cst.CSTVisitor):
+    def __init__(self, root: cst.FunctionDef) -> None:
+        self.root = root
+        self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.root  # a nested function's yield makes that one a generator
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+
+def _is_generator_function(function: cst.FunctionDef) -> bool:
+    finder = _HasYield(function)
+    function.visit(finder)
+    return finder.found
+
+
+def _source_kind(source: cst.BaseExpression, facts: ModuleFacts) -> tuple[str, int]:
+    """("function", positional params) | ("generator", 0) | ("instance", params of __call__)."""
+    if isinstance(source, cst.Name):
+        functions = facts.module_functions.get(source.value, [])
+        if len(functions) == 1:
+            if _is_generator_function(functions[0]):
+                return "generator", 0
+            return "function", _positional_count(functions[0])
+    if isinstance(source, cst.Call) and isinstance(source.func, cst.Name):
+        classes = facts.module_classes.get(source.func.value, [])
+        if len(classes) == 1:
+            for statement in classes[0].body.body:
+                if isinstance(statement, cst.FunctionDef) and statement.name.value == "__call__":
+                    return "instance", _positional_count(statement, skip_self=True)
+    raise NotMigratable("the source must be a function, generator function or callable class "
+                        "defined at the top of this module")
+
+
+def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts) -> SourcePlan:
+    if statement_index is None:
+        raise NotMigratable("assign the external_source to a name at the top of the graph")
+    keywords = _keywords(call.node)
+    positional = [a.value for a in call.node.args if a.keyword is None]
+    source = keywords.get("source", positional[0] if positional else None)
+    if source is None or len(positional) > 1:
+        raise NotMigratable("no `source=`: data fed with `feed_input` needs a manual migration")
+    unknown = set(keywords) - DROPPED_ARGS - set(KEPT_ARGS)
+    if unknown:
+        raise NotMigratable(f"`{sorted(unknown)[0]}=` has no automatic migration")
+    batch = _literal(keywords.get("batch"))
+    batch_info = _literal(keywords.get("batch_info")) or False
+    cycle = _literal(keywords.get("cycle"))
+    num_outputs = _literal(keywords.get("num_outputs"))
+    if num_outputs is not None and any(isinstance(keywords.get(k), (cst.List, cst.Tuple)) for k in KEPT_ARGS):
+        raise NotMigratable("per-output `layout`/`dtype` lists need a manual migration")
+    kind, params = _source_kind(source, facts)
+    kept = [a for a in call.node.args if a.keyword is not None and a.keyword.value in KEPT_ARGS]
+    if kind == "generator":
+        if cycle not in (None, False, "no", True, "quiet"):
+            raise NotMigratable(f"`cycle={cycle!r}` needs a manual migration")
+        return SourcePlan(call, statement_index, "iterator", source, "", num_outputs,
+                          cycle in (True, "quiet"), kept)
+    if cycle not in (None, False, "no"):
+        raise NotMigratable("`cycle=` on a callable source")
+    if params > 1:
+        raise NotMigratable("the source takes more than one argument")
+    if batch is False:
+        if params != 1:
+            raise NotMigratable("a per-sample source must take the SampleInfo argument")
+        return SourcePlan(call, statement_index, "sample", source, "sample_info", num_outputs, False, kept)
+    argument = ("batch_info" if batch_info else "index") if params == 1 else ""
+    return SourcePlan(call, statement_index, "batch", source, argument, num_outputs, False, kept)
+
+
+def uses_iteration(plans: list[SourcePlan]) -> bool:
+    return any(p.argument for p in plans)
+
+
+def names_needed(plans: list[SourcePlan]) -> set[str]:
+    """``BatchInfo`` / ``SampleInfo`` from nvidia.dali.types."""
+    return {{"batch_info": "BatchInfo", "sample_info": "SampleInfo"}[p.argument]
+            for p in plans if p.argument in ("batch_info", "sample_info")}
+
+
+def setup_statements(plan: SourcePlan, holder: str) -> list[cst.BaseStatement]:
+    """Created once, before the loop: the iterator of a generator source, a callable instance."""
+    if plan.kind == "iterator":
+        return [_assign(holder, _new_iterator(plan))]
+    if isinstance(plan.source, cst.Call):
+        return [_assign(holder, plan.source)]
+    return []
+
+
+def holder_name(plan: SourcePlan) -> str:
+    """``batches`` -> ``batches_iterator``; ``SampleReader(...)`` -> ``sample_reader``."""
+    if plan.kind == "iterator":
+        return f"{plan.source.value}_iterator"
+    class_name = plan.source.func.value
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
+
+
+def needs_holder(plan: SourcePlan) -> bool:
+    return plan.kind == "iterator" or isinstance(plan.source, cst.Call)
+
+
+def _new_iterator(plan: SourcePlan) -> cst.Call:
+    return cst.Call(func=cst.Name("iter"), args=[cst.Arg(cst.Call(func=plan.source))])
+
+
+def _assign(name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)])
+
+
+def _data_expression(plan: SourcePlan, callee: cst.BaseExpression, batch_size: str,
+                     iteration: str) -> cst.BaseExpression:
+    if plan.kind == "iterator":
+        return cst.Call(func=cst.Name("next"), args=[cst.Arg(callee)])
+    if plan.kind == "sample":
+        info = f"SampleInfo({iteration} * {batch_size} + index, index, {iteration}, 0)"
+        sample = cst.Call(func=callee, args=[cst.Arg(cst.parse_expression(info))])
+        return cst.ListComp(elt=sample, for_in=cst.CompFor(
+            target=cst.Name("index"), iter=cst.parse_expression(f"range({batch_size})")))
+    argument = {"": [], "index": [cst.Arg(cst.Name(iteration))],
+                "batch_info": [cst.Arg(cst.parse_expression(f"BatchInfo({iteration}, 0)"))]}[plan.argument]
+    return cst.Call(func=callee, args=argument)
+
+
+def migrated_statement(plan: SourcePlan, line: cst.SimpleStatementLine, ndd: str, holder: str | None,
+                       batch_size: str, iteration: str) -> cst.Try:
+    """``target = fn.external_source(...)`` -> ``try: target = ndd.batch(...) except StopIteration: return``."""
+    assign: cst.Assign = line.body[0]
+    callee = cst.Name(holder) if holder else plan.source
+    data = _data_expression(plan, callee, batch_size, iteration)
+    batch = cst.parse_expression(f"{ndd}.batch")
+    kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in plan.kept]
+    if plan.num_outputs is None:
+        value = cst.Call(func=batch, args=[cst.Arg(data), *kept])
+    else:
+        element = cst.Call(func=batch, args=[cst.Arg(cst.Name("output")), *kept])
+        value = cst.ListComp(elt=element, for_in=cst.CompFor(target=cst.Name("output"), iter=data))
+    body = cst.IndentedBlock(body=[line.with_changes(body=[assign.with_changes(value=value)], leading_lines=[])])
+    if plan.kind == "iterator" and plan.cycle:
+        restart = [_assign(holder, _new_iterator(plan)),
+                   line.with_changes(body=[assign.with_changes(value=value)], leading_lines=[])]
+        handler_body = cst.IndentedBlock(body=restart)  # cycle: start the generator again
+    else:
+        handler_body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return()])])
+    handler = cst.ExceptHandler(body=handler_body, type=cst.Name("StopIteration"))
+    return cst.Try(body=body, handlers=[handler], leading_lines=line.leading_lines)

@@ -61,6 +61,7 @@ def programs(draw):
     slice_output = draw(st.booleans())
     uses = draw(st.lists(st.sampled_from(RUN_USES), max_size=2, unique=True))
     steps = draw(st.integers(1, 3))
+    external = draw(st.sampled_from(["", "batch_info", "sample"]))
     reader_args = f"file_root=IMAGES{shuffle}, name=\"Reader\""
     body = [
         f"jpegs, labels = {fn}.readers.file({reader_args})",
@@ -69,7 +70,15 @@ def programs(draw):
     ]
     for template, _ in ops:
         body += template.format(fn=fn, T=types_).splitlines()
-    outputs = "images, labels" + (", images[0]" if slice_output else "")
+    callbacks = ""
+    if external == "batch_info":
+        callbacks = (f"def make_batch(info):\n    return [np.full((2,), info.iteration + i, dtype=np.int32) "
+                     f"for i in range({batch_size})]\n\n\n")
+        body.append(f"extra = {fn}.external_source(source=make_batch, batch_info=True)")
+    elif external == "sample":
+        callbacks = "def make_sample(info):\n    return np.array([info.idx_in_epoch], dtype=np.int64)\n\n\n"
+        body.append(f"extra = {fn}.external_source(source=make_sample, batch=False)")
+    outputs = "images, labels" + (", images[0]" if slice_output else "") + (", extra" if external else "")
     pipeline_args = f"batch_size={batch_size}, num_threads=1, device_id=None" + (f", seed={seed}" if seed is not None else "")
     if style == "decorator":
         graph = f"@{decorator}({pipeline_args})\ndef make_pipe():\n" + textwrap.indent("\n".join(body + [f"return {outputs}"]), "    ")
@@ -84,7 +93,8 @@ def programs(draw):
             graph, create = with_block, ""
     loop = f"for step in range({steps}):\n    images, labels, *rest = pipe.run()\n"
     loop += "".join(f"    {use}\n" for use in uses)
-    source = f"{imports}\n\nIMAGES = {IMAGES!r}\n\n\n{graph}\n\n\n{create}pipe.build()\n{loop}"
+    source = (f"import numpy as np\n{imports}\n\nIMAGES = {IMAGES!r}\n\n\n{callbacks}{graph}\n\n\n"
+              f"{create}pipe.build()\n{loop}")
     return source, any(random for _, random in ops), style, seed
 
 

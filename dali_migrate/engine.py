@@ -161,14 +161,23 @@ def _migrate(original: Analysed, config: Config) -> _Migrated:
         normalized = normalize_with_graphs(original.module, skip)
         if normalized is None:
             break
+        reasons |= normalized.reasons
+        if not normalized.graphs:
+            break
         subject = analyse(normalized.module, config, normalized.imports())
         migration = migrate_module(subject.module, subject.facts, subject.findings)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
             return _Migrated(migration, subject, normalized)
-        skip |= {id(g.with_statement) for g in blocked}
-        reasons |= {id(g.with_statement): migration.blockers.get(g.function.name.value, []) for g in blocked}
+        skip |= {id(g.original_statement) for g in blocked}
+        reasons |= {id(g.reason_anchor): migration.blockers.get(g.function.name.value, []) for g in blocked}
     return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons), original)
+
+
+def _node_ids(node: cst.CSTNode) -> set[int]:
+    from .migrate import node_ids
+
+    return node_ids(node)
 
 
 class _Locator:
@@ -181,17 +190,23 @@ class _Locator:
         # the normalized module has no source bytes of its own: positions come from its code
         source = data if self.normalized is None else None
         self.positions = Positions(migrated.subject.module, nodes, source, migrated.subject.facts.top_level)
-        self.synthesized: dict[int, cst.Call] = {}
+        self.synthesized: dict[int, cst.CSTNode] = {}
+        self.collapsed: dict[int, cst.CSTNode] = {}  # id(node in a converted subclass) -> the class
         if self.normalized is not None:
-            self.synthesized = {id(g.function.decorators[0]): g.pipeline_call for g in self.normalized.graphs}
-            self.original_positions = Positions(original.module, list(self.synthesized.values()), data,
+            graphs = self.normalized.graphs
+            self.synthesized = {id(g.function.decorators[0]): g.original_node for g in graphs}
+            for graph in (g for g in graphs if g.collapsed):
+                self.collapsed.update(dict.fromkeys(_node_ids(graph.function), graph.original_node))
+            self.original_positions = Positions(original.module, [g.original_node for g in graphs], data,
                                                 original.facts.top_level)
 
     def diagnostic(self, path: str, code: str, message: str, node: cst.CSTNode, fix: str) -> Diagnostic:
-        pipeline_call = self.synthesized.get(id(node))
-        if pipeline_call is not None:  # the decorator stands for ``Pipeline(...)`` + ``with``
-            return _diagnostic(path, self.original_positions, "DM002",
-                               "`Pipeline` object with a `with pipe:` graph", pipeline_call, fix)
+        original = self.synthesized.get(id(node))
+        if original is not None:  # the decorator stands for ``Pipeline(...)`` + ``with``, or a subclass
+            what = "subclass" if isinstance(original, cst.ClassDef) else "object with a `with pipe:` graph"
+            return _diagnostic(path, self.original_positions, "DM002", f"`Pipeline` {what}", original, fix)
+        if id(node) in self.collapsed:  # inside a converted subclass: its lines are gone
+            return _diagnostic(path, self.original_positions, code, message, self.collapsed[id(node)], fix)
         diagnostic = _diagnostic(path, self.positions, code, message, node, fix)
         if self.normalized is None:
             return diagnostic

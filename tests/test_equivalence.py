@@ -20,6 +20,7 @@ RUNNABLE = {
     "explore_notebook": {},
     "shuffled_epochs": {},
     "external_data": {},
+    "legacy_subclass": {},
 }
 
 

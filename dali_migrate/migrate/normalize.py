@@ -22,7 +22,6 @@ added lines after the graph (a blank one and the binding) move what follows, and
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -30,6 +29,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
 from ..imports import ImportTable, dotted_name, import_table
+from ..optable import load_op_table
+from .subclass import SYNTHETIC_FN, NotConvertible, Subclass, calls_fit, convert, is_pipeline_subclass, keyword_call
 
 # Bound to ``nvidia.dali.pipeline_def`` for the analysis of the normalized module only. It never
 # reaches the output: a migrated graph loses the decorator, and a graph that cannot be migrated
@@ -40,24 +41,29 @@ SYNTHETIC_DECORATOR = "__dali_migrate_pipeline_def__"
 @dataclass
 class NormalizedGraph:
     function: cst.FunctionDef  # the synthesized function, a node of the normalized module
-    pipeline_call: cst.Call  # ``Pipeline(...)`` in the original module, for positions
-    with_statement: cst.With  # the original ``with pipe:`` statement
-    variable: str  # ``pipe``
-    module_level: bool
+    original_node: cst.CSTNode  # ``Pipeline(...)`` or the subclass, in the original module
+    original_statement: cst.CSTNode  # the ``with`` statement or the class: what ``skip`` names
+    reason_anchor: cst.CSTNode  # the graph node that TODOs with the blockers go to
+    variable: str = ""  # ``pipe``, for ``with`` graphs
+    module_level: bool = False
+    collapsed: bool = False  # a subclass: its lines do not map one to one
 
 
 @dataclass
 class NormalizedModule:
     module: cst.Module
     graphs: list[NormalizedGraph] = field(default_factory=list)
-    added_lines: list[int] = field(default_factory=list)  # lines of the normalized module
+    # (line of the normalized module, lines to add to those after it): the added and removed lines
+    shifts: list[tuple[int, int]] = field(default_factory=list)
+    reasons: dict[int, list] = field(default_factory=dict)  # id(graph node) -> Blockers
 
     def original_line(self, line: int) -> int:
-        return line - bisect_left(self.added_lines, line)
+        return line + sum(delta for after, delta in self.shifts if line > after)
 
     def imports(self) -> ImportTable:
         table = import_table(self.module)
         table.names[SYNTHETIC_DECORATOR] = PIPELINE_DEF
+        table.names[SYNTHETIC_FN] = "nvidia.dali.fn"
         return table
 
 
@@ -231,13 +237,28 @@ def _unique(base: str, taken: set[str]) -> str:
 
 
 class _Normalizer(cst.CSTTransformer):
-    def __init__(self, imports: ImportTable, taken: set[str], skip: set[int]) -> None:
+    def __init__(self, imports: ImportTable, taken: set[str], skip: set[int],
+                 subclasses: dict[int, Subclass]) -> None:
         super().__init__()
         self.imports = imports
         self.taken = taken
         self.skip = skip  # ids of ``with`` statements to leave alone
+        self.subclasses = subclasses  # id(class) -> its conversion
+        self.by_name = {sub.name: sub for sub in subclasses.values()}
         self.graphs: list[NormalizedGraph] = []
         self.added: list[cst.SimpleStatementLine] = []
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
+        subclass = self.subclasses.get(id(original_node))
+        if subclass is None:
+            return updated_node
+        self.graphs.append(NormalizedGraph(subclass.function, original_node, original_node,
+                                           subclass.define_graph, collapsed=True))
+        return subclass.function
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        subclass = self.by_name.get(dotted_name(original_node.func))
+        return keyword_call(updated_node, subclass) if subclass is not None else updated_node
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         body = self._normalize_body(original_node.body, updated_node.body, module_level=True)
@@ -313,7 +334,8 @@ class _Normalizer(cst.CSTTransformer):
             lines_after_decorators=statement.leading_lines,
         )
         binding = cst.parse_statement(f"{pipe} = {name}()\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-        self.graphs.append(NormalizedGraph(function, original_call, original[index + 1], pipe, module_level))
+        self.graphs.append(NormalizedGraph(function, original_call, original[index + 1], original[index + 1],
+                                           pipe, module_level))
         self.added.append(binding)
         return [function, binding]
 
@@ -332,19 +354,76 @@ def _dotted_uses(nodes) -> set[str]:
     return found
 
 
+def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]):
+    """Top-level pipeline subclasses in decorator form, and why the others are not."""
+    from .plan import Blocker
+
+    converted: dict[int, Subclass] = {}
+    reasons: dict[int, list] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef) or not is_pipeline_subclass(statement, imports):
+            continue
+        try:
+            subclass = convert(statement, imports, load_op_table(), SYNTHETIC_DECORATOR)
+        except NotConvertible as reason:
+            anchor = _define_graph(statement) or statement
+            reasons[id(anchor)] = [Blocker("DM002", anchor, f"`{statement.name.value}` not migrated: {reason}")]
+            continue
+        if id(statement) not in skip:
+            converted[id(statement)] = subclass
+    return converted, reasons
+
+
+def _define_graph(node: cst.ClassDef) -> cst.FunctionDef | None:
+    return next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "define_graph"), None)
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if dotted_name(node.func) in self.names:
+            self.calls.append(node)
+
+
+def _without_unfit_calls(module: cst.Module, converted: dict[int, Subclass], reasons: dict[int, list]) -> None:
+    """A class called with ``*args`` or too many arguments stays a class."""
+    from .plan import Blocker
+
+    calls = _Calls({sub.name for sub in converted.values()})
+    module.visit(calls)
+    for call in calls.calls:
+        for key, subclass in list(converted.items()):
+            if subclass.name == dotted_name(call.func) and not calls_fit(call, subclass):
+                del converted[key]
+                reasons[id(subclass.define_graph)] = [Blocker(
+                    "DM002", subclass.define_graph, f"`{subclass.name}` is called with *args or extra arguments")]
+
+
 def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset()) -> NormalizedModule | None:
-    """The module with every convertible ``with pipe:`` graph in decorator form, or None if
-    there is none. ``skip`` holds ids of original ``with`` statements to leave as they are."""
+    """The module with every convertible ``with pipe:`` graph and pipeline subclass in decorator
+    form (None if there is nothing to say). ``skip`` holds ids of original ``with`` statements
+    and classes to leave as they are."""
     imports = import_table(module)
     if not imports.uses_dali:
         return None
+    converted, reasons = _convert_subclasses(module, imports, set(skip))
+    _without_unfit_calls(module, converted, reasons)
     every_name = _scope_names([module])
-    normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip))
+    normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip), converted)
     new_module = module.visit(normalizer)
     if not normalizer.graphs:
-        return None
+        return NormalizedModule(module, reasons=reasons) if reasons else None
     # the synthesized nodes are kept by identity: the wrapper must not copy the module
     positions = MetadataWrapper(new_module, unsafe_skip_copy=True).resolve(PositionProvider)
     # each binding adds itself and the blank line above it
-    added = sorted(line for node in normalizer.added for line in (positions[node].start.line - 1, positions[node].start.line))
-    return NormalizedModule(new_module, normalizer.graphs, added)
+    shifts = [(positions[node].start.line, -2) for node in normalizer.added]
+    if any(g.collapsed for g in normalizer.graphs):
+        original = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        for graph in (g for g in normalizer.graphs if g.collapsed):
+            before, after = original[graph.original_node], positions[graph.function]
+            span_change = (before.end.line - before.start.line) - (after.end.line - after.start.line)
+            shifts.append((after.end.line, span_change))
+    return NormalizedModule(new_module, normalizer.graphs, sorted(shifts), reasons)

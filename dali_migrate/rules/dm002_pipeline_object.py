@@ -41,8 +41,11 @@ class PipelineObject(Rule):
     generator function defined where the `with` stood. A function that returns the pipeline
     returns the generator, and its callers' `build()`/`run()` are migrated too. Left with a TODO
     (and the reasons): positional `Pipeline` arguments, names bound in the graph and read
-    after it, graphs that cannot be migrated in decorator form either, and subclasses with
-    `define_graph` (their `__init__` state has no one-to-one equivalent).
+    after it, and graphs that cannot be migrated in decorator form either.
+    A subclass with `__init__` building legacy operators and `define_graph` wiring them becomes
+    a generator function of the same name (see DM009); calls of the class are given keyword
+    arguments. A subclass with other methods (`iter_setup`), other uses of `self`, or pipeline
+    arguments computed from `__init__`'s parameters keeps a TODO that says which.
     """
 
     code = "DM002"

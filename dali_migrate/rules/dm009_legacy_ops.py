@@ -32,14 +32,19 @@ class LegacyOpsApi(Rule):
     ```
 
     ## Fix safety
-    Not fixed automatically: construction and call are apart, often in `__init__` and
-    `define_graph`. Each site is marked with a TODO that names the ndd function.
+    In a `Pipeline` subclass made of `__init__` (which starts with `super().__init__(...)` and
+    sets `self.name = ops.X(...)` or plain values) and `define_graph`, every operator object
+    becomes one call per use, its constructor's arguments merged with the call's, and the
+    class is migrated as a pipeline (see DM002). Old names (`ops.FileReader`,
+    `ops.ImageDecoder`) take their current `fn` form. Operator objects anywhere else, a random
+    operator or reader called twice, or a class that does more, keep a TODO naming the ndd
+    function.
     """
 
     code = "DM009"
     name = "legacy-ops"
     message = "legacy `ops` API"
-    fix = "never"
+    fix = "sometimes"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for call in facts.calls:

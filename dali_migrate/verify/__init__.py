@@ -127,7 +127,10 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
             return
         args = [_code(module, a.value) for a in (call.args if call else []) if a.keyword is None]
         kwargs = {a.keyword.value: _code(module, a.value) for a in (call.args if call else []) if a.keyword}
-        pipeline_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _HARNESS_CONTROLLED} if harness_args else {}
+        if harness_args:  # the harness passes these itself
+            pipeline_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _HARNESS_CONTROLLED}
+        else:  # the call passes them: read, not replaced
+            pipeline_kwargs = {k: v for k, v in kwargs.items() if k in _HARNESS_CONTROLLED}
         merged = {**_decorator_args(module, graph), **pipeline_kwargs}
         sites[name] = CallSite(args, kwargs, merged.get("batch_size"), merged.get("seed"), kind)
         random_ops[name] = [c.op.fn for c in facts.calls if c.graph is graph and c.op is not None and c.op.random]
@@ -145,6 +148,9 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
     for graph in synthesized.values():
         if graph.module_level:
             add(graph.variable, "variable", graph.function.name.value, None, harness_args=False)
+        elif graph.collapsed:  # a Pipeline subclass, called as its call sites call it
+            name = graph.function.name.value
+            add(name, "subclass", name, first_call(name), harness_args=False)
     return sites, random_ops
 
 
@@ -258,13 +264,15 @@ def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, optio
         "device_id": 0 if options.device == "gpu" else None, "align_rng": options.align_rng,
         "random_ops": sorted({op.fn for op in load_op_table().ops if op.random and op.fn}),
         "readers": sorted({op.fn for op in load_op_table().ops if op.is_reader and op.fn}),
+        "legacy_ops": sorted({(op.ops_class, op.random, op.is_reader) for op in load_op_table().ops
+                              if op.random or op.is_reader}),
         "cwd": str(cwd),
     }
     left = _run_side("original", original, spec, options.timeout)
     right = _run_side("migrated", migrated, spec, options.timeout)
     # The harness seeds the pipelines it builds; one built by the module itself (a helper or a
     # module-level graph) without a seed draws different numbers on every run, on both sides.
-    seedable = site.kind == "pipeline" or site.seed not in (None, "None")
+    seedable = site.kind == "pipeline" or (site.seed not in (None, "None") and _literal(site.seed, None) is not None)
     aligned = not random_ops or (options.align_rng and seedable)
     comparison = None
     if left.ok and right.ok:

@@ -125,6 +125,40 @@ def seed_readers(seed: int, reader_fn_paths: list[str]) -> None:
             setattr(owner, name, wrap(getattr(owner, name)))
 
 
+def patch_legacy_ops(feeder: RandomStateFeeder, seed: int, classes: list[list]) -> None:
+    """The same alignment for the legacy object API: a reader class without ``seed=`` gets the
+    pipeline's seed; a random operator object draws ``_random_state`` on each call, from its own
+    ``seed=`` stream or the shared one, as the migrated ``fn`` call does."""
+    import nvidia.dali.ops as ops
+
+    for path, random, reader in classes:
+        *parents, name = path.split(".")
+        owner = ops
+        for part in parents:
+            owner = getattr(owner, part, None)
+        original = getattr(owner, name, None) if owner is not None else None
+        if original is None or not isinstance(original, type):
+            continue
+        setattr(owner, name, _aligned_class(original, feeder, seed, random, reader))
+
+
+def _aligned_class(original: type, feeder: RandomStateFeeder, seed: int, random: bool, reader: bool) -> type:
+    class Aligned(original):
+        def __init__(self, *args, **kwargs):
+            self._dali_migrate_seed = kwargs.get("seed")
+            if reader:
+                kwargs.setdefault("seed", seed)
+            super().__init__(*args, **kwargs)
+
+        def __call__(self, *args, **kwargs):
+            if random and "_random_state" not in kwargs:
+                kwargs["_random_state"] = feeder.state_source(self._dali_migrate_seed)
+            return super().__call__(*args, **kwargs)
+
+    Aligned.__name__ = Aligned.__qualname__ = original.__name__
+    return Aligned
+
+
 def patch_random_ops(feeder: RandomStateFeeder, random_fn_paths: list[str]) -> None:
     import nvidia.dali.fn as fn
 
@@ -185,6 +219,8 @@ def _migrated_generator(module, spec: dict):
     if spec["kind"] == "helper":
         return function(*args, **kwargs)
     parameters = inspect.signature(function).parameters
+    if spec["kind"] == "subclass":  # what the class took and the generator has no use for goes
+        return function(*args, **{k: v for k, v in kwargs.items() if k in parameters})
     kwargs["batch_size"] = spec["batch_size"]
     if "seed" in parameters:
         kwargs["seed"] = spec["seed"]
@@ -227,6 +263,7 @@ def main(argv: list[str]) -> int:
             feeder = RandomStateFeeder(spec["seed"], spec["batch_size"])
             patch_random_ops(feeder, spec["random_ops"])
             seed_readers(spec["seed"], spec["readers"])
+            patch_legacy_ops(feeder, spec["seed"], spec["legacy_ops"])
         module = load_module(spec["path"])
         stage = "run"
         run = run_original if spec["side"] == "original" else run_migrated

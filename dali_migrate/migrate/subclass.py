@@ -1,0 +1,270 @@
+"""``Pipeline`` subclasses that build legacy operators in ``__init__`` and wire them in
+``define_graph``, in the decorator form the codemod migrates.
+
+    class HybridPipe(Pipeline):
+        def __init__(self, batch_size, num_threads, device_id, data_dir, crop=224):
+            super().__init__(batch_size, num_threads, device_id, seed=12)
+            self.input = ops.readers.File(file_root=data_dir)
+            self.res = ops.Resize(resize_x=crop, resize_y=crop)
+
+        def define_graph(self):
+            jpegs, labels = self.input(name="Reader")
+            return self.res(jpegs), labels
+
+builds the same pipeline as
+
+    @pipeline_def(seed=12)
+    def HybridPipe(data_dir, crop=224):
+        jpegs, labels = fn.readers.file(file_root=data_dir, name="Reader")
+        return fn.resize(jpegs, resize_x=crop, resize_y=crop), labels
+
+called with keywords (``HybridPipe(batch_size=8, num_threads=2, device_id=0, data_dir=...)``),
+which is how calls of the class are rewritten. An operator object becomes one ``fn`` call per
+call of it, its constructor's arguments merged with the call's. Anything else in the class
+(other methods, other uses of ``self``, a random operator or reader called twice, arguments
+that cannot be placed) leaves the class as it is, with the reason in a TODO.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..analysis import PIPELINE_CLASS
+from ..imports import ImportTable, dotted_name
+from ..optable import OpTable
+
+# Pipeline.__init__'s leading positional parameters, in order
+PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
+SYNTHETIC_FN = "__dali_migrate_fn__"  # bound to nvidia.dali.fn while the graph is analysed
+
+
+class NotConvertible(Exception):
+    pass
+
+
+@dataclass
+class Subclass:
+    name: str
+    class_def: cst.ClassDef
+    define_graph: cst.FunctionDef
+    function: cst.FunctionDef  # the decorated function that replaces the class
+    call_params: list[str]  # __init__'s parameters after self, in order, for calls
+
+
+def is_pipeline_subclass(node: cst.ClassDef, imports: ImportTable) -> bool:
+    return any(imports.resolve(base.value) == PIPELINE_CLASS for base in node.bases)
+
+
+def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    methods: dict[str, cst.FunctionDef] = {}
+    for index, statement in enumerate(node.body.body):
+        if index == 0 and _is_docstring(statement):
+            continue
+        if not isinstance(statement, cst.FunctionDef) or statement.decorators:
+            raise NotConvertible("the class holds more than `__init__` and `define_graph`")
+        methods[statement.name.value] = statement
+    if set(methods) != {"__init__", "define_graph"}:
+        raise NotConvertible("the class holds more than `__init__` and `define_graph`")
+    return methods
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _is_super_init(call: cst.BaseExpression) -> bool:
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "__init__"):
+        return False
+    owner = call.func.value
+    return isinstance(owner, cst.Call) and dotted_name(owner.func) == "super"
+
+
+def _pipeline_arguments(call: cst.Call, params: dict[str, cst.Param]) -> tuple[dict, set[str]]:
+    """(decorator keyword -> expression, parameters of __init__ passed straight through)."""
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(positional) > len(PIPELINE_POSITIONAL):
+        raise NotConvertible("pass the pipeline's arguments to `super().__init__` by keyword")
+    named = list(zip(PIPELINE_POSITIONAL, [a.value for a in positional]))
+    named += [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
+    decorator, passed = {}, set()
+    for name, value in named:
+        if isinstance(value, cst.Name) and value.value in params:
+            if value.value != name:
+                raise NotConvertible(f"`{value.value}` is passed as the pipeline's `{name}`: name it `{name}`")
+            passed.add(name)
+            if params[name].default is not None:
+                decorator[name] = params[name].default
+        elif _names_in(value) & set(params):
+            raise NotConvertible(f"the pipeline's `{name}` is computed from `__init__`'s arguments")
+        else:
+            decorator[name] = value
+    return decorator, passed
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    from .normalize import _scope_names
+
+    return _scope_names([node]).loaded
+
+
+def _self_attribute(target: cst.BaseExpression) -> str | None:
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        return target.attr.value
+    return None
+
+
+def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable):
+    statements = list(init.body.body)
+    if statements and _is_docstring(statements[0]):
+        statements = statements[1:]
+    if not statements or not (isinstance(statements[0], cst.SimpleStatementLine)
+                              and isinstance(statements[0].body[0], cst.Expr)
+                              and _is_super_init(statements[0].body[0].value)):
+        raise NotConvertible("`__init__` must start with `super().__init__(...)`")
+    operators, values = {}, {}
+    for statement in statements[1:]:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and _self_attribute(small.targets[0].target)):
+            raise NotConvertible("`__init__` does more than `self.name = ...`")
+        name, value = _self_attribute(small.targets[0].target), small.value
+        qualname = imports.resolve(value.func) if isinstance(value, cst.Call) else None
+        if qualname is not None and qualname.startswith("nvidia.dali.ops."):
+            op = optable.lookup(qualname)
+            if op is None or any(a.keyword is None for a in value.args):
+                raise NotConvertible(f"`self.{name}` is an operator without a known `fn` form")
+            operators[name] = (op, value)
+        else:
+            values[name] = value
+    return statements[0].body[0].value, operators, values
+
+
+class _GraphRewriter(cst.CSTTransformer):
+    """``self.op(x, k=v)`` -> ``fn.op_path(x, <constructor arguments>, k=v)``; ``self.value`` ->
+    the parameter or literal it was set to."""
+
+    def __init__(self, operators: dict, values: dict, params: set[str]) -> None:
+        super().__init__()
+        self.operators, self.values, self.params = operators, values, params
+        self.calls: dict[str, int] = {}
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        name = _self_attribute(original_node.func)
+        if name is None or name not in self.operators:
+            return updated_node
+        op, constructor = self.operators[name]
+        self.calls[name] = self.calls.get(name, 0) + 1
+        if self.calls[name] > 1 and (op.random or op.is_reader):
+            raise NotConvertible(f"`self.{name}` is called twice: one random operator or reader, two calls")
+        given = {a.keyword.value for a in updated_node.args if a.keyword is not None}
+        clash = given & {a.keyword.value for a in constructor.args}
+        if clash:
+            raise NotConvertible(f"`{sorted(clash)[0]}=` is given both to `self.{name}` and to its call")
+        inputs = [a for a in updated_node.args if a.keyword is None]
+        keywords = [a for a in updated_node.args if a.keyword is not None]
+        path = op.replacement or op.fn
+        first = [*inputs, *keywords]  # the call's own arguments, then the constructor's in their layout
+        opening = constructor.whitespace_before_args
+        return cst.Call(func=cst.parse_expression(f"{SYNTHETIC_FN}.{path}"),
+                        args=_joined(first, list(constructor.args), opening),
+                        whitespace_before_args=opening if not first else cst.SimpleWhitespace(""))
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        name = _self_attribute(original_node)
+        if name is None or name in self.operators:
+            return updated_node
+        value = self.values.get(name)
+        literal = (cst.Integer, cst.Float, cst.SimpleString)
+        if isinstance(value, literal) or (isinstance(value, cst.Name) and value.value in self.params | {"True", "False", "None"}):
+            return value
+        raise NotConvertible(f"`self.{name}` in `define_graph` is not a parameter or a literal")
+
+def _joined(first: list[cst.Arg], constructed: list[cst.Arg],
+            opening: cst.BaseParenthesizableWhitespace) -> list[cst.Arg]:
+    """``first``, then the constructor's arguments in their own layout; a comma wherever one is
+    now needed. A line break after the constructor's "(" now follows ``first``."""
+    if first and constructed:
+        space = opening if "\n" in cst.Module([]).code_for_node(opening) else cst.SimpleWhitespace(" ")
+        first = [*first[:-1], first[-1].with_changes(comma=cst.Comma(whitespace_after=space))]
+    args = [*first, *constructed]
+    joined = []
+    for index, arg in enumerate(args):
+        last = index == len(args) - 1
+        if not last and not isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif last and not constructed and isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        joined.append(arg)
+    return joined
+
+
+def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    if not args:
+        return args
+    fixed = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]]
+    return [*fixed, args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+
+
+class _SelfUses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "self":
+            self.found = True
+
+
+def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorator_name: str) -> Subclass:
+    """The decorated function for a subclass; NotConvertible says why there is none."""
+    if node.decorators or node.keywords or len(node.bases) != 1:
+        raise NotConvertible("class decorators, keywords or several bases")
+    methods = _methods(node)
+    init, graph = methods["__init__"], methods["define_graph"]
+    init_params = [*init.params.posonly_params, *init.params.params]
+    if init.params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or init.params.kwonly_params or init.params.star_kwarg:
+        raise NotConvertible("`__init__` takes *args, **kwargs or keyword-only arguments")
+    if len(graph.params.params) != 1 or init_params[0].name.value != "self":
+        raise NotConvertible("`define_graph` takes arguments besides `self`")
+    params = {p.name.value: p for p in init_params[1:]}
+    super_call, operators, values = _init_members(init, imports, optable)
+    decorator_args, passed = _pipeline_arguments(super_call, params)
+    rewriter = _GraphRewriter(operators, values, set(params))
+    body = graph.body.visit(rewriter)
+    uses = _SelfUses()
+    body.visit(uses)
+    if uses.found:
+        raise NotConvertible("`define_graph` uses `self` for more than its operators")
+    kept = [p for name, p in params.items() if name not in passed]
+    if kept:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    decorator = cst.Decorator(decorator=cst.Call(
+        func=cst.Name(decorator_name),
+        args=_commas([cst.Arg(value=v, keyword=cst.Name(k), equal=cst.AssignEqual(
+            cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))) for k, v in decorator_args.items()])))
+    docstring = [node.body.body[0]] if _is_docstring(node.body.body[0]) else []
+    graph_body = list(body.body)
+    if docstring and graph_body and _is_docstring(graph_body[0]):
+        graph_body = graph_body[1:]
+    function = cst.FunctionDef(
+        name=node.name, params=cst.Parameters(params=kept), decorators=[decorator],
+        body=body.with_changes(body=[*docstring, *graph_body]), leading_lines=node.leading_lines,
+    )
+    return Subclass(node.name.value, node, graph, function, list(params))
+
+
+def keyword_call(call: cst.Call, subclass: Subclass) -> cst.Call:
+    """``HybridPipe(8, 2, 0, root)`` -> ``HybridPipe(batch_size=8, num_threads=2, device_id=0, data_dir=root)``."""
+    positional = [a for a in call.args if a.keyword is None]
+    if not positional:
+        return call
+    named = [a.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+             for name, a in zip(subclass.call_params, positional)]
+    return call.with_changes(args=[*named, *call.args[len(positional):]])
+
+
+def calls_fit(call: cst.Call, subclass: Subclass) -> bool:
+    positional = [a for a in call.args if a.keyword is None]
+    return not any(a.star for a in call.args) and len(positional) <= len(subclass.call_params)

@@ -38,8 +38,11 @@ def append_keyword(args: list[cst.Arg], name: str, value: cst.BaseExpression) ->
         return [new_arg]
     last = args[-1]
     if isinstance(last.comma, cst.Comma):
-        # keep the multi-line layout: the new argument takes the old last one's comma
-        return [*args[:-1], last, new_arg.with_changes(comma=last.comma)]
+        # a trailing comma: the last one's comma holds the layout before ")", which the new
+        # argument takes over; the last one takes the separator the others use
+        separator = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else \
+            cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        return [*args[:-1], last.with_changes(comma=separator), new_arg.with_changes(comma=last.comma)]
     return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), new_arg]
 
 

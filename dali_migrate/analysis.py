@@ -19,6 +19,9 @@ RUN_METHODS = frozenset({"run", "outputs", "share_outputs"})
 PLUMBING_METHODS = frozenset(
     {"build", "run", "schedule_run", "outputs", "share_outputs", "release_outputs"}
 )
+# Built-ins that take any object and whose result does not depend on the TensorList API.
+SAFE_CONSUMERS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "next", "iter",
+                            "list", "tuple", "enumerate", "zip", "hasattr"})
 TENSORLIST_METHODS = frozenset(
     {"at", "as_cpu", "as_array", "as_tensor", "as_reshaped_tensor", "shape", "layout",
      "is_dense_tensor"}
@@ -79,6 +82,8 @@ class ModuleFacts:
     pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
     pipeline_binding_targets: list[cst.BaseExpression] = field(default_factory=list)
     tensorlist_uses: list[Site] = field(default_factory=list)
+    # outputs handed to code the migration does not see: call arguments, return values
+    escaping_outputs: list[Site] = field(default_factory=list)
     datanode_subscripts: list[Site] = field(default_factory=list)
     iterator_uses: list[Site] = field(default_factory=list)
 
@@ -205,13 +210,6 @@ class _FactCollector(cst.CSTVisitor):
         self.graph_stack.pop()
         self.function_stack.pop()
 
-    def visit_Return(self, node: cst.Return) -> None:
-        """``return pipe`` in a plain function makes that function a pipeline factory."""
-        returned = dotted_name(node.value) if node.value is not None else None
-        if self.graph is None and self.function_stack and returned in self.facts.pipeline_vars:
-            self.facts.pipeline_helpers[self.function_stack[-1]] = returned
-            self.facts.pipeline_returns.append(node.value)
-
     def _push(self, graph: Graph) -> None:
         self.facts.graphs.append(graph)
         self.graph_stack.append(graph)
@@ -319,6 +317,7 @@ class _FactCollector(cst.CSTVisitor):
 
     # -- uses --------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        self._note_escaping_arguments(node)
         qualname = self.resolve(node.func)
         if qualname is not None:
             op = self.facts.optable.lookup(qualname)
@@ -336,6 +335,31 @@ class _FactCollector(cst.CSTVisitor):
         elif self._is_tensorlist(node.func.value) and method in TENSORLIST_METHODS:
             self._tensorlist_use(node, node.func.value, method)
 
+    def _note_escaping_arguments(self, node: cst.Call) -> None:
+        callee = dotted_name(node.func) or "a function"
+        if self.graph is not None or callee in SAFE_CONSUMERS or _is_method_call(node, "append"):
+            return
+        for arg in node.args:
+            self._note_escape(arg.value, f"is passed to `{callee}`")
+
+    def visit_Return(self, node: cst.Return) -> None:
+        """``return pipe`` in a plain function makes that function a pipeline factory; returning
+        an output hands a Batch to the caller."""
+        returned = dotted_name(node.value) if node.value is not None else None
+        if self.graph is None and self.function_stack and returned in self.facts.pipeline_vars:
+            self.facts.pipeline_helpers[self.function_stack[-1]] = returned
+            self.facts.pipeline_returns.append(node.value)
+        elif self.graph is None and node.value is not None:
+            self._note_escape(node.value, "is returned")
+
+    def _note_escape(self, value: cst.BaseExpression, how: str) -> None:
+        name = dotted_name(value)
+        if name in self.facts.tensorlists or name in self.facts.output_tuples or self._is_tensorlist(value):
+            origin = self.facts.output_origin.get(name) if name else None
+            if origin is None and isinstance(value, cst.Subscript) and self._is_run_call(value.value):
+                origin = dotted_name(value.value.func.value)
+            self.facts.escaping_outputs.append(Site(value, name or "output", how, origin))
+
     def _check_len(self, node: cst.Call) -> None:
         if dotted_name(node.func) == "len" and len(node.args) == 1:
             if self._is_tensorlist(node.args[0].value):
@@ -346,7 +370,8 @@ class _FactCollector(cst.CSTVisitor):
             return True
         if _is_method_call(node, "as_cpu") or _is_method_call(node, "as_tensor"):
             return self._is_tensorlist(node.func.value)
-        return isinstance(node, cst.Subscript) and dotted_name(node.value) in self.facts.output_tuples
+        return isinstance(node, cst.Subscript) and (
+            dotted_name(node.value) in self.facts.output_tuples or self._is_run_call(node.value))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if self.graph is not None and self.is_datanode_expr(node.value):
@@ -355,11 +380,14 @@ class _FactCollector(cst.CSTVisitor):
             self._tensorlist_use(node, node.value, "[]")
 
     def _tensorlist_use(self, node: cst.CSTNode, receiver: cst.BaseExpression, method: str) -> None:
-        base = receiver
+        base, origin = receiver, None
         while isinstance(base, (cst.Subscript, cst.Call)):
+            if self._is_run_call(base):  # ``pipe.run()[0].at(1)``: the pipeline itself
+                origin = dotted_name(base.func.value)
+                break
             base = base.value if isinstance(base, cst.Subscript) else base.func.value
         name = dotted_name(base) or "output"
-        origin = self.facts.output_origin.get(name)
+        origin = origin or self.facts.output_origin.get(name)
         if method == "shape" and _is_method_call(receiver, "as_tensor"):
             method = "tensor_shape"  # a dense Tensor's shape() is a list, ndd's .shape a tuple
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))

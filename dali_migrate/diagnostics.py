@@ -32,3 +32,4 @@ class FileResult:
     changed: bool = False
     new_source: bytes | None = None
     diff: str = ""
+    exported: list[str] = field(default_factory=list)  # top-level names that now mean a generator

@@ -149,7 +149,7 @@ class _Migrated:
     normalized: "NormalizedModule | None" = None
 
 
-def _migrate(original: Analysed, config: Config) -> _Migrated:
+def _migrate(original: Analysed, config: Config, keep: dict[str, str]) -> _Migrated:
     """Migrate, with ``with pipe:`` graphs in decorator form where that is possible. A graph
     whose normalized form cannot be migrated either is left as it was written."""
     from .migrate import migrate_module
@@ -165,13 +165,13 @@ def _migrate(original: Analysed, config: Config) -> _Migrated:
         if not normalized.graphs:
             break
         subject = analyse(normalized.module, config, normalized.imports())
-        migration = migrate_module(subject.module, subject.facts, subject.findings)
+        migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
             return _Migrated(migration, subject, normalized)
         skip |= {id(g.original_statement) for g in blocked}
         reasons |= {id(g.reason_anchor): migration.blockers.get(g.function.name.value, []) for g in blocked}
-    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons), original)
+    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep), original)
 
 
 def _node_ids(node: cst.CSTNode) -> set[int]:
@@ -214,8 +214,9 @@ class _Locator:
         return replace(diagnostic, line=line(diagnostic.line), end_line=line(diagnostic.end_line))
 
 
-def migrate_source(data: bytes, path: str, config: Config) -> FileResult:
-    """The migrated bytes (``new_source``, None when unchanged), with what was fixed and left."""
+def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None) -> FileResult:
+    """The migrated bytes (``new_source``, None when unchanged), with what was fixed and left.
+    ``keep``: top-level pipeline names that other files use, to leave in pipeline mode."""
     result = FileResult(path)
     if not might_use_dali(data):
         return result
@@ -223,7 +224,7 @@ def migrate_source(data: bytes, path: str, config: Config) -> FileResult:
         original = _analysed_or_error(data, config)
         if not original.findings:
             return result
-        migrated = _migrate(original, config)
+        migrated = _migrate(original, config, keep or {})
         new_data = migrated.migration.module.bytes
         cst.parse_module(new_data)  # never write something that does not parse
     except SourceError as error:
@@ -245,6 +246,7 @@ def migrate_source(data: bytes, path: str, config: Config) -> FileResult:
         result.changed = True
         result.new_source = new_data
         result.diff = unified_diff(data, new_data, path)
+        result.exported = migrated.migration.exported
     return result
 
 
@@ -282,10 +284,10 @@ def check_file(data: bytes, path: str, config: Config) -> FileResult:
     return result
 
 
-def migrate_file(data: bytes, path: str, config: Config) -> FileResult:
+def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None) -> FileResult:
     """``migrate_source`` for Python files and the code cells of notebooks."""
     if not is_notebook(path):
-        return migrate_source(data, path, config)
+        return migrate_source(data, path, config, keep)
     from .notebook import NotebookError, cell_diff, read_code_cells, write_code_cells
 
     result = FileResult(path)

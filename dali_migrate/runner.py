@@ -8,6 +8,7 @@ when there are enough of them, and ``check`` results are cached by content.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -125,10 +126,10 @@ def check_file(data: bytes, path: str, config: Config) -> FileResult:
     return check(data, path, config)
 
 
-def migrate_file(data: bytes, path: str, config: Config) -> FileResult:
+def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None) -> FileResult:
     from .engine import migrate_file as migrate
 
-    return migrate(data, path, config)
+    return migrate(data, path, config, keep)
 
 
 def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOptions()) -> list[FileResult]:
@@ -139,9 +140,82 @@ def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOp
     return results
 
 
+def _importers(name: str, module_stem: str, files: list[Path], own: Path) -> list[Path]:
+    """Files that import ``name`` from a module called ``module_stem`` (by the text: a file that
+    names both the module in an import and the name is taken to use it)."""
+    imports_module = re.compile(rb"^[ \t]*(?:from|import)[ \t]+[\w.]*\b" + re.escape(module_stem.encode()) + rb"\b", re.M)
+    uses_name = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    found = []
+    for path in files:
+        if path.resolve() == own.resolve() or path.suffix not in (".py", ".pyi", ".ipynb"):
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if name.encode() in data and imports_module.search(data) and uses_name.search(data):
+            found.append(path)
+    return found
+
+
+def _keep_what_other_files_use(results: list[FileResult], run_files: list[Path], project_files: list[Path],
+                               config: Config, root: Path | None) -> None:
+    """A pipeline used from another file stays in pipeline mode: its callers there keep calling
+    ``build()`` and ``run()``, which a generator does not have."""
+    for position, (path, result) in enumerate(zip(run_files, results)):
+        if not result.changed or not result.exported or path.suffix == ".ipynb":
+            continue
+        keep = {}
+        for name in result.exported:
+            users = _importers(name, path.stem, project_files, path)
+            if users:
+                keep[name] = (f"`{name}` is used from {_relative(users[0], root)}"
+                              f"{f' and {len(users) - 1} more' if len(users) > 1 else ''}: "
+                              "migrate those uses together by hand")
+        if keep:
+            results[position] = migrate_file(path.read_bytes(), result.path, config, keep)
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    """A caller's path as the project names it."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix() if root else _display(path)
+    except ValueError:
+        return _display(path)
+
+
+def _project_root(paths: list[Path], config: Config) -> Path | None:
+    """The folder of the configuration's pyproject.toml, else the git work tree."""
+    return config.root or _git_top(paths[0] if paths else Path.cwd())
+
+
+def _project_files(root: Path | None, config: Config, run_files: list[Path]) -> list[Path]:
+    """Where callers may live: the run's files and the project's, .gitignore honoured."""
+    extra = list(discover([root], config.exclude)) if root is not None else []
+    seen = {p.resolve() for p in run_files}
+    return [*run_files, *(p for p in extra if p.resolve() not in seen)]
+
+
+def _git_top(path: Path) -> Path | None:
+    import subprocess
+
+    folder = path if path.is_dir() else path.parent
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder or Path.cwd(),
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+
+
 def run_migrate(paths: Iterable[Path], config: Config, write: bool,
                 options: RunOptions = RunOptions()) -> list[FileResult]:
+    paths = list(paths)
     results = process(paths, config, migrate_file, options)
+    if any(r.exported for r in results):
+        run_files = _files(paths, config, options.shard)
+        root = _project_root(paths, config)
+        _keep_what_other_files_use(results, run_files, _project_files(root, config, run_files), config, root)
     if write:
         for result in results:
             if result.changed and result.error is None:

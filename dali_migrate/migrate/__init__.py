@@ -27,6 +27,7 @@ class MigrationResult:
     todos: list[Todo] = field(default_factory=list)
     migrated_pipelines: list[str] = field(default_factory=list)
     blockers: dict[str, list] = field(default_factory=dict)  # pipeline name -> its Blockers
+    exported: list[str] = field(default_factory=list)  # top-level names that now mean a generator
 
 
 class _NodeIds(cst.CSTVisitor):
@@ -180,12 +181,45 @@ def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
     return rewrites
 
 
+def _escape_todos(facts: ModuleFacts, migrated: list[PipelinePlan]) -> list[Todo]:
+    """Outputs of migrated pipelines that leave for code the migration does not see."""
+    pipe_vars = {var for plan in migrated for var in plan.pipe_vars}
+    def what(name: str) -> str:
+        return ("holds ndd Batches now, not TensorLists" if name in facts.output_tuples
+                else "is an ndd Batch now, not a TensorList")
+
+    return [Todo("DM007", f"`{site.name}` {site.detail}: it {what(site.name)}; check that the code it goes "
+                          "to uses `.tensors[i]`, `ndd.as_tensor()`, `.torch()`", site.node)
+            for site in facts.escaping_outputs if site.origin in pipe_vars]
+
+
+def _keep_in_pipeline_mode(plans: list[PipelinePlan], facts: ModuleFacts, keep: dict[str, str]) -> None:
+    """Pipelines named in ``keep`` (directly or through a helper that returns them) stay."""
+    for plan in plans:
+        reasons = [why for name, why in keep.items()
+                   if name == plan.graph.name or plan.graph.name in facts.graphs_of(facts.pipeline_helpers.get(name, ""))]
+        if reasons:
+            plan.block("DM001", plan.function, reasons[0])
+
+
+def _exported(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePlan]) -> list[str]:
+    """Top-level functions and helpers whose callers now get a generator, not a pipeline."""
+    top_level = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
+    names = {p.graph.name for p in migrated} & top_level
+    migrated_names = {p.graph.name for p in migrated}
+    names |= {helper for helper, var in facts.pipeline_helpers.items()
+              if helper in top_level and facts.graphs_of(var) and facts.graphs_of(var) <= migrated_names}
+    return sorted(names)
+
+
 def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Finding],
-                   graph_reasons: dict[int, list] | None = None) -> MigrationResult:
+                   graph_reasons: dict[int, list] | None = None, keep: dict[str, str] | None = None) -> MigrationResult:
     """``graph_reasons``: per ``with`` statement, the Blockers found when its graph was tried
-    in decorator form; they become its TODOs."""
+    in decorator form; they become its TODOs. ``keep``: top-level names that other modules use
+    as pipelines, with the reason, to leave in pipeline mode."""
     strays = find_stray_references(module, facts)
     plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
+    _keep_in_pipeline_mode(plans, facts, keep or {})
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"
     reader_meta = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias)
@@ -195,7 +229,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     fixed_ids = set().union(*(node_ids(p.function) for p in migratable)) | call_sites.fixed_ids
     fixed = [f for f in findings if id(f.node) in fixed_ids]
     todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids],
-                                     graph_reasons or {})
+                                     graph_reasons or {}, _escape_todos(facts, migratable))
     migrator = Migrator(facts, migratable, ndd_alias, call_sites, todos)
     new_module = module.visit(migrator)
     if migratable or call_sites.fixed_ids:
@@ -203,4 +237,5 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
         new_module = fix_imports(new_module, need_ndd=True, need_numpy=call_sites.needs_numpy,
                                  need_types=types_names)
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable],
-                           {p.graph.name: p.blockers for p in plans if not p.migratable})
+                           {p.graph.name: p.blockers for p in plans if not p.migratable},
+                           _exported(module, facts, migratable))

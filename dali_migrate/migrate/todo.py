@@ -44,8 +44,9 @@ class TodoInserter:
 
     @classmethod
     def for_unfixed(cls, facts: ModuleFacts, plans: list[PipelinePlan], unfixed: list[Finding],
-                    graph_reasons: dict[int, list]) -> "TodoInserter":
-        todos: list[Todo] = []
+                    graph_reasons: dict[int, list], warnings: list[Todo]) -> "TodoInserter":
+        """``warnings``: TODOs on migrated code that a person should look at."""
+        todos: list[Todo] = list(warnings)
         hidden: set[int] = set()
         blocked = {id(p.function): p for p in plans if not p.migratable}
         for graph in facts.graphs:

@@ -21,6 +21,7 @@ RUNNABLE = {
     "shuffled_epochs": {},
     "external_data": {},
     "legacy_subclass": {},
+    "paired_readers": {},
 }
 
 

@@ -82,7 +82,8 @@ class Migrator(cst.CSTTransformer):
         taken = _local_names(plan.function)
         holders = {id(s.call.node): _unique(holder_name(s), taken) for s in plan.sources if needs_holder(s)}
         names = GeneratorNames(self.ndd_alias, _unique("reader", taken), _unique("rng", taken), {},
-                               _unique("iteration", taken), holders)
+                               _unique("iteration", taken), holders,
+                               [_unique("reader", taken) for _ in plan.readers[1:]])
         for call in plan.random_calls:
             if any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
                 names.op_rngs[id(call.node)] = _unique(f"{call.op.fn.split('.')[-1]}_rng", taken)
@@ -235,7 +236,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     if migratable or call_sites.fixed_ids:
         types_names = set().union(*(names_needed(p.sources) for p in migratable))
         new_module = fix_imports(new_module, need_ndd=True, need_numpy=call_sites.needs_numpy,
-                                 need_types=types_names)
+                                 need_types=types_names,
+                                 need_itertools=any(len(p.readers) > 1 for p in migratable))
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable],
                            {p.graph.name: p.blockers for p in plans if not p.migratable},
                            _exported(module, facts, migratable))

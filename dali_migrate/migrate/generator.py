@@ -25,6 +25,7 @@ class GeneratorNames:
     op_rngs: dict[int, str]  # id(call) -> name of the RNG made from that op's seed=
     iteration: str = "iteration"
     source_holders: dict[int, str] = field(default_factory=dict)  # id(call) -> iterator/instance
+    more_readers: list[str] = field(default_factory=list)  # names of the second, third... reader
 
 
 def statement(code: str) -> cst.BaseStatement:
@@ -70,13 +71,32 @@ def _yield_from_return(line: cst.SimpleStatementLine) -> cst.SimpleStatementLine
     return line.with_changes(body=[cst.Expr(cst.Yield(value=value))])
 
 
+def _loop_target(target: cst.BaseExpression) -> cst.BaseExpression:
+    """``next_epoch`` yields a tuple of Batches, also for a reader with one output."""
+    if isinstance(target, cst.Tuple):
+        return target.with_changes(lpar=[], rpar=[])
+    if isinstance(target, cst.List):
+        return target
+    return cst.Tuple(elements=[cst.Element(target, comma=cst.Comma())])
+
+
+def _zipped_loop(targets: list[cst.BaseExpression], reader_names: list[str],
+                 body: list[cst.BaseStatement]) -> cst.BaseStatement:
+    """Several readers: each wraps into its next epoch on its own, as in pipeline mode, so each
+    is an endless stream of batches, and one batch of each makes an iteration."""
+    parenthesized = [_loop_target(t).with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                     if not isinstance(t, cst.List) else t for t in targets]
+    streams = ", ".join(f"{name}_batches" for name in reader_names[: len(targets)])
+    return cst.For(target=cst.Tuple([cst.Element(t) for t in parenthesized], lpar=[], rpar=[]),
+                   iter=cst.parse_expression(f"zip({streams})"), body=cst.IndentedBlock(body=body))
+
+
 def _loop(target: cst.BaseExpression | None, names: GeneratorNames, batch_size: str,
           body: list[cst.BaseStatement]) -> cst.BaseStatement:
     inner: list[cst.BaseStatement] = body
     if target is not None:
         epoch = cst.parse_expression(f"{names.reader}.next_epoch(batch_size={batch_size})")
-        target = target.with_changes(lpar=[], rpar=[]) if isinstance(target, cst.Tuple) else target
-        inner = [cst.For(target=target, iter=epoch, body=cst.IndentedBlock(body=body))]
+        inner = [cst.For(target=_loop_target(target), iter=epoch, body=cst.IndentedBlock(body=body))]
     return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=inner))
 
 
@@ -102,22 +122,31 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
                                                     names.iteration)
     if sources.uses_iteration(plan.sources):
         setup.append(statement(f"{names.iteration} = 0"))
-    target = None
-    if plan.reader is not None:
-        reader_line = body.pop(plan.reader_statement_index - offset)
-        assign = reader_line.body[0]
-        target = assign.targets[0].target
-        constructor = reader_constructor(plan.reader, names.ndd, optable, assign.value)
-        if reader_needs_pipeline_seed(plan.reader.node) and "seed" in plan.params:
+    targets = []
+    reader_names = [names.reader, *names.more_readers]
+    lines = {index: body[index - offset] for index in plan.reader_statement_indices}
+    for index in sorted(plan.reader_statement_indices, reverse=True):  # later ones first: indices hold
+        body.pop(index - offset)
+    for reader, index, name in zip(plan.readers, plan.reader_statement_indices, reader_names):
+        assign = lines[index].body[0]
+        targets.append(assign.targets[0].target)
+        constructor = reader_constructor(reader, names.ndd, optable, assign.value)
+        if reader_needs_pipeline_seed(reader.node) and "seed" in plan.params:
             # pipeline mode seeds a shuffling reader from the pipeline's seed: keep the order
             # reproducible and tied to that seed (not equal: DALI derives the seed in C++)
             constructor = constructor.with_changes(args=append_keyword(list(constructor.args), "seed", cst.Name("seed")))
-        setup.append(reader_line.with_changes(body=[cst.Assign(
-            targets=[cst.AssignTarget(cst.Name(names.reader))], value=constructor)]))
+        setup.append(lines[index].with_changes(body=[cst.Assign(
+            targets=[cst.AssignTarget(cst.Name(name))], value=constructor)]))
     body[-1] = _yield_from_return(body[-1])
     if sources.uses_iteration(plan.sources):
         body.append(statement(f"{names.iteration} += 1"))
-    loop = _loop(target, names, "batch_size", body)
+    if len(targets) > 1:
+        setup += [statement(f"{name}_batches = itertools.chain.from_iterable("
+                            f"{name}.next_epoch(batch_size=batch_size) for _ in itertools.count())")
+                  for name in reader_names[: len(targets)]]
+        loop = _zipped_loop(targets, reader_names, body)
+    else:
+        loop = _loop(targets[0] if targets else None, names, "batch_size", body)
     if "device_id" in plan.params:
         loop = cst.With(
             items=[cst.WithItem(cst.parse_expression(f"{names.ndd}.EvalContext(device_id=device_id)"))],

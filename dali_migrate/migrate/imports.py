@@ -79,7 +79,7 @@ def has_ndd_import(module: cst.Module) -> str | None:
 
 
 def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
-                need_types: set[str] = frozenset()) -> cst.Module:
+                need_types: set[str] = frozenset(), need_itertools: bool = False) -> cst.Module:
     """``need_types``: names the migrated code takes from nvidia.dali.types (BatchInfo, ...)."""
     used = used_names(module)
     body: list[cst.BaseStatement] = []
@@ -109,6 +109,8 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
         body.insert(_first_code_index(body), ndd_import())
     if add_numpy:
         body.insert(_first_code_index(body), cst.parse_statement("import numpy as np\n"))
+    if need_itertools and "itertools" not in _top_level_bound(module):
+        body.insert(_first_code_index(body), cst.parse_statement("import itertools\n"))
     return module.with_changes(body=body)
 
 

@@ -50,8 +50,8 @@ class PipelinePlan:
     pipe_vars: list[str] = field(default_factory=list)
     factory_calls: list[cst.Call] = field(default_factory=list)
     calls: list[DaliCall] = field(default_factory=list)
-    reader: DaliCall | None = None
-    reader_statement_index: int | None = None
+    readers: list[DaliCall] = field(default_factory=list)
+    reader_statement_indices: list[int] = field(default_factory=list)
     params: list[str] = field(default_factory=list)  # mapped pipeline args, in order
     blockers: list[Blocker] = field(default_factory=list)
     sources: list[SourcePlan] = field(default_factory=list)  # external_source calls
@@ -59,6 +59,11 @@ class PipelinePlan:
     @property
     def migratable(self) -> bool:
         return not self.blockers
+
+    @property
+    def reader(self) -> DaliCall | None:
+        """The reader of a one-reader pipeline (metadata lookups need exactly one)."""
+        return self.readers[0] if len(self.readers) == 1 else None
 
     @property
     def random_calls(self) -> list[DaliCall]:
@@ -121,10 +126,7 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
             plan.block("DM015", call.node, f"`fn.{op.fn}` has no ndd equivalent")
         elif op.is_reader:
             readers.append(call)
-    if len(readers) > 1:
-        plan.block("DM005", readers[1].node, "several readers in one pipeline: iterate them by hand")
-    elif readers:
-        plan.reader = readers[0]
+    plan.readers = readers
 
 
 def _check_body(plan: PipelinePlan) -> None:
@@ -136,11 +138,11 @@ def _check_body(plan: PipelinePlan) -> None:
     plan.function.body.visit(counter)
     if counter.returns != 1 or counter.yields:
         plan.block("DM001", plan.function, "`return` inside branches, or `yield`, in the graph")
-    if plan.reader is not None:
-        index = _top_level_assignment_index(body, plan.reader.node)
+    for reader in plan.readers:
+        index = _top_level_assignment_index(body, reader.node)
         if index is None:
-            plan.block("DM005", plan.reader.node, "the reader must be assigned at the top of the graph")
-        plan.reader_statement_index = index
+            plan.block("DM005", reader.node, "the reader must be assigned at the top of the graph")
+        plan.reader_statement_indices.append(index)
     taken = {p.name.value for p in all_params(plan.function.params)}
     for name in MAPPED_PIPELINE_ARGS:
         if name in taken:
@@ -243,7 +245,7 @@ def _mapped_params(plan: PipelinePlan, keywords: dict) -> list[str]:
         params.append("num_threads")
     if "device_id" in given and not _all_none(plan, "device_id"):
         params.append("device_id")
-    if "seed" in given or plan.random_calls or (plan.reader and reader_needs_pipeline_seed(plan.reader.node)):
+    if "seed" in given or plan.random_calls or any(reader_needs_pipeline_seed(r.node) for r in plan.readers):
         params.append("seed")
     return params
 

@@ -119,7 +119,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, cst
         if not sites:
             continue
         if plan.reader is None:
-            raise NotMigratable("the pipeline has no reader")
+            raise NotMigratable("the pipeline has several readers, or none")
         factory_call = factory_statements.get(var)
         if factory_call is None:
             raise NotMigratable(f"`{var}` must be created by one `{var} = {plan.graph.name}(...)`")

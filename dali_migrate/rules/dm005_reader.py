@@ -33,9 +33,11 @@ class FunctionalReader(Rule):
     ```
 
     ## Fix safety
-    Safe for one reader per pipeline: pipeline `run()` and a loop over `next_epoch` give the
-    same batches, across epoch boundaries too (checked with and without `pad_last_batch`).
-    Pipelines with several readers are marked with a TODO.
+    Pipeline `run()` and a loop over `next_epoch` give the same batches, across epoch
+    boundaries too (checked with and without `pad_last_batch`). With several readers, each
+    wraps into its next epoch on its own in pipeline mode, so each becomes an endless stream of
+    batches (`itertools.chain` over its epochs) and the streams are zipped. A reader that is
+    not assigned at the top of the graph is marked with a TODO.
     """
 
     code = "DM005"

@@ -96,7 +96,7 @@ def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptio
             pending.append((position, data, name))
             continue
         _done(options)
-    for (position, data, name), result in zip(pending, _run(pending, config, work, options)):
+    for (position, data, _), result in zip(pending, _run(pending, config, work, options)):
         results[position] = result
         if cache is not None:
             cache.put(data, result)

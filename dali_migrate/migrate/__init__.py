@@ -13,6 +13,7 @@ from .generator import GeneratorNames, migrate_function
 from .imports import fix_imports, has_ndd_import
 from .ops import GraphOpRewriter, OpRewritePlan
 from .external_source import holder_name, names_needed, needs_holder
+from .names import unique_name
 from .plan import PipelinePlan, block_shared_variables, find_stray_references, plan_decorated_pipeline
 from .reader_meta import NotMigratable, ReaderMetaRewrites, factory_statements, meta_sites, plan_reader_meta
 from .todo import TODO_PREFIX, Todo, TodoInserter
@@ -56,14 +57,6 @@ def _local_names(function: cst.FunctionDef) -> set[str]:
     return names
 
 
-def _unique(base: str, taken: set[str]) -> str:
-    name, counter = base, 1
-    while name in taken:
-        name, counter = f"{base}_{counter}", counter + 1
-    taken.add(name)
-    return name
-
-
 class Migrator(cst.CSTTransformer):
     def __init__(self, facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
                  call_sites: CallSiteRewrites, todos: TodoInserter) -> None:
@@ -80,13 +73,13 @@ class Migrator(cst.CSTTransformer):
 
     def _prepare(self, plan: PipelinePlan) -> None:
         taken = _local_names(plan.function)
-        holders = {id(s.call.node): _unique(holder_name(s), taken) for s in plan.sources if needs_holder(s)}
-        names = GeneratorNames(self.ndd_alias, _unique("reader", taken), _unique("rng", taken), {},
-                               _unique("iteration", taken), holders,
-                               [_unique("reader", taken) for _ in plan.readers[1:]])
+        holders = {id(s.call.node): unique_name(holder_name(s), taken) for s in plan.sources if needs_holder(s)}
+        names = GeneratorNames(self.ndd_alias, unique_name("reader", taken), unique_name("rng", taken), {},
+                               unique_name("iteration", taken), holders,
+                               [unique_name("reader", taken) for _ in plan.readers[1:]])
         for call in plan.random_calls:
             if any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
-                names.op_rngs[id(call.node)] = _unique(f"{call.op.fn.split('.')[-1]}_rng", taken)
+                names.op_rngs[id(call.node)] = unique_name(f"{call.op.fn.split('.')[-1]}_rng", taken)
         self.functions[id(plan.function)] = (plan, names)
         inside = node_ids(plan.function)
         replaced = {id(s.call.node) for s in plan.sources}  # rewritten whole, with their statement

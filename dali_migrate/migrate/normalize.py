@@ -30,6 +30,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
 from ..imports import ImportTable, dotted_name, import_table
 from ..optable import load_op_table
+from .names import scope_names, unique_name
 from .subclass import SYNTHETIC_FN, NotConvertible, Subclass, calls_fit, convert, is_pipeline_subclass, keyword_call
 
 # Bound to ``nvidia.dali.pipeline_def`` for the analysis of the normalized module only. It never
@@ -101,88 +102,6 @@ def _set_outputs_args(statement: cst.BaseStatement, pipe: str) -> list[cst.Arg] 
     return list(call.args)
 
 
-class _ScopeNames(cst.CSTVisitor):
-    """Names a block binds and loads, and whether it leaves through return/yield/global."""
-
-    def __init__(self) -> None:
-        self.bound: set[str] = set()
-        self.loaded: set[str] = set()
-        self.not_loads: set[int] = set()  # Name nodes that are targets, attributes, keywords
-        self.escapes = False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self.not_loads:
-            self.loaded.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.not_loads.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self.not_loads.add(id(node.keyword))
-
-    def _bind(self, target: cst.BaseExpression) -> None:
-        for name in _target_names(target):
-            self.bound.add(name.value)
-            self.not_loads.add(id(name))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.bound |= {name.value for name in _target_names(node.target)}  # also a load
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._bind(node.name)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.escapes = True
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.escapes = True
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.escapes = True
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.escapes = True
-
-
-def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
-
-
-def _scope_names(nodes) -> _ScopeNames:
-    names = _ScopeNames()
-    for node in nodes:
-        node.visit(names)
-    return names
-
-
 def _loads_before_rebinding(statements, names: set[str]) -> bool:
     """Whether ``statements``, run in order, load one of ``names`` before binding it again.
     Compound statements are looked into block by block; a binding inside one counts only
@@ -192,13 +111,13 @@ def _loads_before_rebinding(statements, names: set[str]) -> bool:
         if not pending:
             return False
         if isinstance(statement, cst.SimpleStatementLine):
-            scope = _scope_names([statement])
+            scope = scope_names([statement])
             if scope.loaded & pending:
                 return True
             pending -= scope.bound
             continue
         header, blocks = _header_and_blocks(statement)
-        if _scope_names(header).loaded & pending:
+        if scope_names(header).loaded & pending:
             return True
         if any(_loads_before_rebinding(block, pending) for block in blocks):
             return True
@@ -226,14 +145,6 @@ def _header_and_blocks(statement: cst.BaseCompoundStatement) -> tuple[list, list
         blocks.append(orelse.body.body)
         orelse = getattr(orelse, "orelse", None)
     return header, [list(b) for b in blocks if isinstance(b, (list, tuple))]
-
-
-def _unique(base: str, taken: set[str]) -> str:
-    name, counter = base, 1
-    while name in taken:
-        name, counter = f"{base}_{counter}", counter + 1
-    taken.add(name)
-    return name
 
 
 class _Normalizer(cst.CSTTransformer):
@@ -294,7 +205,7 @@ class _Normalizer(cst.CSTTransformer):
         if not self._is_plain_with(statement, pipe):
             return False
         graph_body = list(statement.body.body)
-        inner = _scope_names(graph_body[:-1])
+        inner = scope_names(graph_body[:-1])
         if _set_outputs_args(graph_body[-1], pipe) is None or inner.escapes or pipe in inner.bound:
             return False
         if f"{pipe}.set_outputs" in _dotted_uses(graph_body[:-1]):
@@ -316,7 +227,7 @@ class _Normalizer(cst.CSTTransformer):
         pipe, original_call = _pipeline_assignment(original[index], self.imports)
         assignment_line, statement = updated[index], updated[index + 1]
         outputs = _set_outputs_args(statement.body.body[-1], pipe)
-        name = _unique(f"{pipe}_outputs", self.taken)
+        name = unique_name(f"{pipe}_outputs", self.taken)
         decorator = cst.Decorator(
             decorator=assignment_line.body[0].value.with_changes(func=cst.Name(SYNTHETIC_DECORATOR)),
             leading_lines=assignment_line.leading_lines,
@@ -411,7 +322,7 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset()) -> N
         return None
     converted, reasons = _convert_subclasses(module, imports, set(skip))
     _without_unfit_calls(module, converted, reasons)
-    every_name = _scope_names([module])
+    every_name = scope_names([module])
     normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip), converted)
     new_module = module.visit(normalizer)
     if not normalizer.graphs:

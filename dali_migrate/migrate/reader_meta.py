@@ -20,6 +20,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
+from .names import scope_names
 from .ops import reader_constructor
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
@@ -104,9 +105,7 @@ class _Substitute(cst.CSTTransformer):
 
 
 def _graph_locals(function: cst.FunctionDef) -> set[str]:
-    from .normalize import _scope_names
-
-    return _scope_names(list(function.body.body)).bound
+    return scope_names(list(function.body.body)).bound
 
 
 def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, cst.Call],

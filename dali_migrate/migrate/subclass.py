@@ -34,6 +34,7 @@ import libcst as cst
 from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
+from .names import scope_names
 
 # Pipeline.__init__'s leading positional parameters, in order
 PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
@@ -106,9 +107,7 @@ def _pipeline_arguments(call: cst.Call, params: dict[str, cst.Param]) -> tuple[d
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:
-    from .normalize import _scope_names
-
-    return _scope_names([node]).loaded
+    return scope_names([node]).loaded
 
 
 def _self_attribute(target: cst.BaseExpression) -> str | None:
@@ -226,8 +225,8 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     init_params = [*init.params.posonly_params, *init.params.params]
     if init.params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or init.params.kwonly_params or init.params.star_kwarg:
         raise NotConvertible("`__init__` takes *args, **kwargs or keyword-only arguments")
-    if len(graph.params.params) != 1 or init_params[0].name.value != "self":
-        raise NotConvertible("`define_graph` takes arguments besides `self`")
+    if not init_params or init_params[0].name.value != "self" or len(graph.params.params) != 1:
+        raise NotConvertible("`__init__(self, ...)` and `define_graph(self)` are expected")
     params = {p.name.value: p for p in init_params[1:]}
     super_call, operators, values = _init_members(init, imports, optable)
     decorator_args, passed = _pipeline_arguments(super_call, params)

@@ -140,34 +140,44 @@ def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOp
     return results
 
 
-def _importers(name: str, module_stem: str, files: list[Path], own: Path) -> list[Path]:
-    """Files that import ``name`` from a module called ``module_stem`` (by the text: a file that
-    names both the module in an import and the name is taken to use it)."""
-    imports_module = re.compile(rb"^[ \t]*(?:from|import)[ \t]+[\w.]*\b" + re.escape(module_stem.encode()) + rb"\b", re.M)
-    uses_name = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-    found = []
-    for path in files:
-        if path.resolve() == own.resolve() or path.suffix not in (".py", ".pyi", ".ipynb"):
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if name.encode() in data and imports_module.search(data) and uses_name.search(data):
-            found.append(path)
-    return found
+class _ImportIndex:
+    """Which project files mention which of the exported names, from one read of each file."""
+
+    def __init__(self, names: set[str], files: list[Path]) -> None:
+        self.mentions: dict[str, list[tuple[Path, bytes]]] = {name: [] for name in names}
+        any_name = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+        for path in files:
+            if path.suffix not in (".py", ".pyi", ".ipynb"):
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            for name in {match.decode() for match in any_name.findall(data)}:
+                self.mentions[name].append((path, data))
+
+    def importers(self, name: str, module_stem: str, own: Path) -> list[Path]:
+        """Files that name ``name`` and import a module called ``module_stem`` (taken to use it)."""
+        imports_module = re.compile(rb"^[ \t]*(?:from|import)[ \t]+[\w.]*\b" + re.escape(module_stem.encode())
+                                    + rb"\b", re.M)
+        own = own.resolve()
+        return [path for path, data in self.mentions.get(name, [])
+                if path.resolve() != own and imports_module.search(data)]
 
 
 def _keep_what_other_files_use(results: list[FileResult], run_files: list[Path], project_files: list[Path],
                                config: Config, root: Path | None) -> None:
     """A pipeline used from another file stays in pipeline mode: its callers there keep calling
     ``build()`` and ``run()``, which a generator does not have."""
-    for position, (path, result) in enumerate(zip(run_files, results)):
-        if not result.changed or not result.exported or path.suffix == ".ipynb":
-            continue
+    exporting = [(position, path, result) for position, (path, result) in enumerate(zip(run_files, results))
+                 if result.changed and result.exported and path.suffix != ".ipynb"]
+    if not exporting:
+        return
+    index = _ImportIndex({name for _, _, result in exporting for name in result.exported}, project_files)
+    for position, path, result in exporting:
         keep = {}
         for name in result.exported:
-            users = _importers(name, path.stem, project_files, path)
+            users = index.importers(name, path.stem, path)
             if users:
                 keep[name] = (f"`{name}` is used from {_relative(users[0], root)}"
                               f"{f' and {len(users) - 1} more' if len(users) > 1 else ''}: "

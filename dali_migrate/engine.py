@@ -6,7 +6,6 @@ the CLI and the reporters.
 
 from __future__ import annotations
 
-import ast
 import difflib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -17,7 +16,7 @@ from .analysis import ModuleFacts, collect_facts
 from .config import Config
 from .diagnostics import Diagnostic, FileResult
 from .imports import ImportTable
-from .positions import Positions
+from .positions import Positions, python_ast
 from .prefilter import might_use_dali
 from .rules import ALL_RULES, RULES_BY_CODE, Finding
 from .suppress import parse_suppressions
@@ -39,7 +38,7 @@ def _refuse_what_crashes_libcst(data: bytes) -> None:
     and much faster, finds both first. Other syntax errors are left to LibCST to report: it may
     know a newer grammar than this interpreter."""
     try:
-        ast.parse(data)
+        python_ast(data)
     except SyntaxError as error:
         if "too many nested" in str(error.msg):
             raise SourceError(f"syntax error at line {error.lineno}: {error.msg}") from None

@@ -17,13 +17,14 @@ SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_mod
 def discover(paths: Iterable[Path], exclude: tuple[str, ...] = ()) -> Iterator[Path]:
     """Source files under ``paths`` (files named on the command line are taken as given),
     honouring .gitignore inside git work trees and the ``exclude`` globs, in a stable order."""
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for path in paths:
         candidates = _walk(path) if path.is_dir() else [path]
         for candidate in candidates:
-            if candidate in seen or _excluded(candidate, exclude):
+            key = str(candidate)
+            if key in seen or (exclude and _excluded(candidate, exclude)):
                 continue
-            seen.add(candidate)
+            seen.add(key)
             yield candidate
 
 
@@ -44,7 +45,7 @@ def _walk(folder: Path) -> list[Path]:
     found = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
-        found.extend(Path(root) / name for name in sorted(files) if name.endswith(SOURCE_SUFFIXES))
+        found.extend(Path(os.path.join(root, name)) for name in sorted(files) if name.endswith(SOURCE_SUFFIXES))
     return found
 
 

@@ -10,16 +10,24 @@ cannot parse (a newer grammar than this Python's) falls back to the whole-module
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 import libcst as cst
 from libcst.metadata import CodeRange, CodePosition, MetadataWrapper, PositionProvider
 
 
+@lru_cache(maxsize=8)
+def python_ast(source: bytes) -> ast.Module:
+    """CPython's own parse of ``source``, made once per file: the engine screens every file with
+    it before LibCST sees it, and the positions of its findings come from it."""
+    return ast.parse(source)
+
+
 def _statement_first_lines(module: cst.Module, source: bytes) -> list[int] | None:
     """The 1-based first line (leading comments included) of each top-level statement."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        tree = python_ast(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     code_lines = []
     for node in tree.body:

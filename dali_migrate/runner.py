@@ -60,10 +60,10 @@ def _files(paths: Iterable[Path], config: Config, shard: tuple[int, int]) -> lis
 
 
 def _read(path: Path, name: str) -> bytes | FileResult:
-    if not path.exists():
-        return FileResult(name, error="no such file")
     try:
         return path.read_bytes()
+    except FileNotFoundError:
+        return FileResult(name, error="no such file")
     except OSError as error:
         return FileResult(name, error=f"cannot read: {error.strerror or error}")
 
@@ -73,13 +73,45 @@ def _work_one(job: tuple[Work, bytes, str, Config]) -> FileResult:
     return work(data, name, config)
 
 
+class _Workers:
+    """Runs ``work`` on the files that need a parse: in this process for a few, in a pool of
+    processes once there are enough, started while the rest of the files are still being read."""
+
+    def __init__(self, work: Work, config: Config, jobs: int) -> None:
+        self.work, self.config, self.jobs = work, config, jobs
+        self.pool = None
+        self.waiting: list[tuple[int, bytes, str]] = []
+        self.futures: list[tuple[int, bytes, object]] = []
+
+    def submit(self, position: int, data: bytes, name: str) -> None:
+        self.waiting.append((position, data, name))
+        if self.pool is None and self.jobs > 1 and len(self.waiting) >= PARALLEL_THRESHOLD:
+            from concurrent.futures import ProcessPoolExecutor  # only where there is parallel work
+
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs)
+        if self.pool is not None:
+            self.futures += [(p, d, self.pool.submit(_work_one, (self.work, d, n, self.config)))
+                             for p, d, n in self.waiting]
+            self.waiting = []
+
+    def results(self):
+        """(position, data, result) in the order the files were submitted."""
+        if self.pool is None:
+            for position, data, name in self.waiting:
+                yield position, data, self.work(data, name, self.config)
+            return
+        with self.pool:
+            for position, data, future in self.futures:
+                yield position, data, future.result()
+
+
 def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptions = RunOptions(),
             cache: CheckCache | None = None) -> list[FileResult]:
     files = _files(paths, config, options.shard)
     if options.on_start:
         options.on_start(len(files))
     results: dict[int, FileResult] = {}
-    pending: list[tuple[int, bytes, str]] = []
+    workers = _Workers(work, config, options.jobs)
     for position, path in enumerate(files):
         name = _display(path)
         data = _read(path, name)
@@ -93,10 +125,10 @@ def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptio
         elif cache is not None and (hit := cache.get(data, name)) is not None:
             results[position] = hit
         else:
-            pending.append((position, data, name))
+            workers.submit(position, data, name)
             continue
         _done(options)
-    for (position, data, _), result in zip(pending, _run(pending, config, work, options)):
+    for position, data, result in workers.results():
         results[position] = result
         if cache is not None:
             cache.put(data, result)
@@ -107,17 +139,6 @@ def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptio
 def _done(options: RunOptions) -> None:
     if options.on_file:
         options.on_file()
-
-
-def _run(pending: list[tuple[int, bytes, str]], config: Config, work: Work, options: RunOptions):
-    jobs = [(work, data, name, config) for _, data, name in pending]
-    if options.jobs <= 1 or len(jobs) < PARALLEL_THRESHOLD:
-        return map(_work_one, jobs)
-    from concurrent.futures import ProcessPoolExecutor  # only where there is parallel work
-
-    workers = min(options.jobs, len(jobs))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_work_one, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
 
 
 def check_file(data: bytes, path: str, config: Config) -> FileResult:

@@ -81,7 +81,7 @@ class _Workers:
         self.work, self.config, self.jobs = work, config, jobs
         self.pool = None
         self.waiting: list[tuple[int, bytes, str]] = []
-        self.futures: list[tuple[int, bytes, object]] = []
+        self.futures: list[tuple[int, bytes, str, object]] = []
 
     def submit(self, position: int, data: bytes, name: str) -> None:
         self.waiting.append((position, data, name))
@@ -90,7 +90,7 @@ class _Workers:
 
             self.pool = ProcessPoolExecutor(max_workers=self.jobs)
         if self.pool is not None:
-            self.futures += [(p, d, self.pool.submit(_work_one, (self.work, d, n, self.config)))
+            self.futures += [(p, d, n, self.pool.submit(_work_one, (self.work, d, n, self.config)))
                              for p, d, n in self.waiting]
             self.waiting = []
 
@@ -101,8 +101,14 @@ class _Workers:
                 yield position, data, self.work(data, name, self.config)
             return
         with self.pool:
-            for position, data, future in self.futures:
-                yield position, data, future.result()
+            for position, data, name, future in self.futures:
+                try:
+                    result = future.result()
+                except Exception as error:  # a worker that died (a crash in native code) takes
+                    # its files with it, not the run
+                    result = FileResult(name, error=f"internal error: the worker process failed: "
+                                                    f"{type(error).__name__}: {error}")
+                yield position, data, result
 
 
 def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptions = RunOptions(),

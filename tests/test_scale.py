@@ -173,3 +173,18 @@ def test_pre_commit_hooks_run_check_and_fix(tmp_path):
     assert "ndd.readers.File" in (repo / "train.py").read_text()
     assert "ndd.readers.File" in (repo / "explore.ipynb").read_text()
     assert run_hook("dali-migrate").returncode == 0  # and the second run changes nothing
+
+
+def test_a_worker_that_dies_costs_its_files_not_the_run(corpus, monkeypatch):
+    """A native crash in a worker process breaks the pool: the files are reported, the run ends."""
+    import os as os_module
+
+    def crash_on_train(data, path, config):
+        if "train_classifier" in path:
+            os_module._exit(1)  # what a segfault in native code looks like to the pool
+        return runner.check_file(data, path, config)
+
+    results = runner.process([corpus], Config(), crash_on_train, RunOptions(jobs=2))
+    assert len(results) == len(list(corpus.rglob("*.py")))
+    failed = [r for r in results if r.error]
+    assert failed and all("the worker process failed" in r.error for r in failed)

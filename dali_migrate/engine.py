@@ -213,6 +213,18 @@ class _Locator:
         return replace(diagnostic, line=line(diagnostic.line), end_line=line(diagnostic.end_line))
 
 
+def _legacy_ops_converted(original: Analysed, migrated: _Migrated, data: bytes, path: str) -> list[Diagnostic]:
+    """The legacy operator objects of a converted subclass are gone from the module that was
+    migrated; their findings, from the original, are what the conversion fixed."""
+    classes = [g.original_node for g in migrated.normalized.graphs if g.collapsed] if migrated.normalized else []
+    if not classes:
+        return []
+    inside = set().union(*(_node_ids(c) for c in classes))
+    legacy = [f for f in original.findings if f.code == "DM009" and id(f.node) in inside]
+    positions = Positions(original.module, [f.node for f in legacy], data, original.facts.top_level)
+    return [_diagnostic(path, positions, f.code, f.message, f.node, "fixed") for f in legacy]
+
+
 def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None) -> FileResult:
     """The migrated bytes (``new_source``, None when unchanged), with what was fixed and left.
     ``keep``: top-level pipeline names that other files use, to leave in pipeline mode."""
@@ -237,6 +249,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         migration = migrated.migration
         diagnostics = [locate(path, f.code, f.message, f.node, "fixed") for f in migration.fixed]
         diagnostics += [locate(path, t.code, t.message, t.node, "todo") for t in migration.todos]
+        diagnostics += _legacy_ops_converted(original, migrated, data, path)
     except Exception as error:
         result.error = _unexpected(error, "locating diagnostics")
         return result

@@ -22,6 +22,7 @@ RUNNABLE = {
     "external_data": {},
     "legacy_subclass": {},
     "paired_readers": {},
+    "numpy_augment": {},
 }
 
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts
 from ..rules import Finding
-from .callsites import CallSiteRewrites, plan_call_sites
+from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
 from .generator import GeneratorNames, migrate_function
 from .imports import fix_imports, has_ndd_import
 from .ops import GraphOpRewriter, OpRewritePlan
@@ -66,7 +66,7 @@ class Migrator(cst.CSTTransformer):
         self.call_sites = call_sites
         self.todos = todos
         self.functions: dict[int, tuple[PipelinePlan, GeneratorNames]] = {}
-        self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None)
+        self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None, numpy_alias=call_sites.numpy_alias)
         for plan in plans:
             self._prepare(plan)
         self.op_rewriter = GraphOpRewriter(self.op_plan, facts.optable)
@@ -228,7 +228,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     new_module = module.visit(migrator)
     if migratable or call_sites.fixed_ids:
         types_names = set().union(*(names_needed(p.sources) for p in migratable))
-        new_module = fix_imports(new_module, need_ndd=True, need_numpy=call_sites.needs_numpy,
+        need_numpy = call_sites.needs_numpy or (migrator.op_plan.needs_numpy and numpy_alias(module) is None)
+        new_module = fix_imports(new_module, need_ndd=True, need_numpy=need_numpy,
                                  need_types=types_names,
                                  need_itertools=any(len(p.readers) > 1 for p in migratable))
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable],

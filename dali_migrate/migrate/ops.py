@@ -10,6 +10,7 @@ from ..analysis import DaliCall
 from ..optable import OpTable
 from ..rules.dm004_mixed_device import is_mixed_device
 from ..rules.dm016_op_arguments import PIPELINE_ONLY_ARGS
+from .python_function import per_sample_call
 
 READER_ONLY_PIPELINE_ARGS = ("batch_size", "name") + PIPELINE_ONLY_ARGS
 
@@ -56,6 +57,8 @@ class OpRewritePlan:
     calls: dict[int, DaliCall] = field(default_factory=dict)
     call_rngs: dict[int, str] = field(default_factory=dict)  # per-op seed= -> own RNG
     subscripts: set[int] = field(default_factory=set)
+    numpy_alias: str = "np"
+    needs_numpy: bool = False  # set when a rewrite used numpy
 
 
 class GraphOpRewriter(cst.CSTTransformer):
@@ -69,6 +72,9 @@ class GraphOpRewriter(cst.CSTTransformer):
         call = self.plan.calls.get(id(original_node))
         if call is None or call.op is None or call.op.is_reader:
             return updated_node
+        if call.op.fn == "python_function":
+            self.plan.needs_numpy = True
+            return per_sample_call(updated_node, self.plan.ndd_alias, self.plan.numpy_alias)
         op = self.optable.successor(call.op)
         target = self.optable.ndd_target(call.op)
         dropped = set(PIPELINE_ONLY_ARGS) | {"name"}

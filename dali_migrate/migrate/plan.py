@@ -13,6 +13,7 @@ import libcst as cst
 from ..analysis import DaliCall, Graph, ModuleFacts
 from ..imports import dotted_name
 from ..rules.dm012_python_source import PYTHON_OPS
+from . import python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 
 # Pipeline arguments that become parameters of the migrated generator.
@@ -120,6 +121,11 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
                 plan.sources.append(plan_source(call, index, facts))
             except NotMigratable as reason:
                 plan.block("DM012", call.node, f"`fn.external_source`: {reason}")
+        elif op.fn == "python_function":
+            try:
+                python_function.check(call)
+            except python_function.NotMigratable as reason:
+                plan.block("DM012", call.node, f"`fn.python_function`: {reason}")
         elif op.fn in PYTHON_OPS:
             plan.block("DM012", call.node, f"`fn.{op.fn}` needs a manual migration")
         elif facts.optable.ndd_target(op) is None:

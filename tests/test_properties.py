@@ -41,6 +41,7 @@ OPS = [
      "images = {fn}.rotate(images, angle=angle, fill_value=0, keep_size=True)", True),
     ("shift = {fn}.random.normal(mean=1.0, stddev=0.1, seed=5)\n"
      "images = {fn}.brightness(images, brightness=shift)", True),
+    ("images = {fn}.python_function(images, function=np.fliplr)", False),
 ]
 RUN_USES = [
     "print(len(labels), labels.at(0))",

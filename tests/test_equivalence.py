@@ -103,3 +103,27 @@ def test_gpu_run_is_bit_exact_where_a_gpu_exists():
     report = verify_files(FIXTURES / "migrate" / "train_classifier.input.py", None,
                           VerifyOptions(iterations=3, device="gpu"))
     assert report.exit_code == 0, [(p.original.error, p.migrated.error) for p in report.pipelines]
+
+
+def test_device_id_from_a_variable_runs_in_an_eval_context_on_cpu(tmp_path):
+    """``device_id`` becomes a parameter and ``ndd.EvalContext``; with no GPU it is None."""
+    source = tmp_path / "ranked.py"
+    source.write_text(
+        "from nvidia.dali import fn, pipeline_def\n\n"
+        f"DATA = {str((FIXTURES / 'data' / 'images').resolve())!r}\n"
+        "DEVICE = None  # the local rank on a GPU machine\n\n\n"
+        "@pipeline_def(batch_size=3, num_threads=1, seed=4)\n"
+        "def ranked(root):\n"
+        "    jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True)\n"
+        "    flip = fn.random.coin_flip()\n"
+        "    return fn.flip(fn.decoders.image(jpegs), horizontal=flip), labels\n\n\n"
+        "pipe = ranked(DATA, device_id=DEVICE)\n"
+    )
+    from dali_migrate.config import Config
+    from dali_migrate.engine import migrate_source
+
+    migrated = migrate_source(source.read_bytes(), "ranked.py", Config()).new_source.decode()
+    assert "    with ndd.EvalContext(device_id=device_id):\n        rng = ndd.random.RNG(seed=seed)" in migrated
+    report = verify_files(source, None, VerifyOptions(iterations=4, rtol=0, atol=0))
+    assert report.exit_code == 0, [(p.original.error, p.migrated.error, p.comparison) for p in report.pipelines]
+    assert report.pipelines[0].rng_aligned

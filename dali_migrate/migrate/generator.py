@@ -147,14 +147,17 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         loop = _zipped_loop(targets, reader_names, body)
     else:
         loop = _loop(targets[0] if targets else None, names, "batch_size", body)
+    statements = [*setup, loop]
     if "device_id" in plan.params:
-        loop = cst.With(
+        # readers, RNGs and sources are made inside the context too, on the pipeline's device
+        threads = [s for s in setup if "set_num_threads" in cst.Module([]).code_for_node(s)]
+        statements = [*threads, cst.With(
             items=[cst.WithItem(cst.parse_expression(f"{names.ndd}.EvalContext(device_id=device_id)"))],
-            body=cst.IndentedBlock(body=[loop]),
-        )
+            body=cst.IndentedBlock(body=[*(s for s in setup if s not in threads), loop]),
+        )]
     return _without_pipeline_decorator(plan, updated).with_changes(
         params=migrated_parameters(plan, updated.params),
-        body=updated.body.with_changes(body=[*docstring, *setup, loop]),
+        body=updated.body.with_changes(body=[*docstring, *statements]),
     )
 
 

@@ -138,6 +138,8 @@ def write_code_cells(cells: CodeCells, new_source: str) -> bytes:
     for index, lines in parts.items():
         cell = notebook["cells"][index]
         original = _cell_text(cells.notebook["cells"][index])
+        if lines == original.splitlines():
+            continue  # unchanged: the source stays as it was stored, line endings and all
         text = "\n".join(lines) + ("\n" if original.endswith("\n") else "")
         cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
     return cells.layout.dump(notebook)

@@ -123,3 +123,12 @@ def test_syntax_error_names_the_cell():
     notebook["cells"][3]["source"] = ["pipe = pipe_def(\n"]
     result = check_file(_dump(notebook), "explore.ipynb", Config())
     assert result.error is not None and "cell 4, line" in result.error
+
+
+def test_cells_the_migration_does_not_change_keep_their_stored_source():
+    notebook = _notebook()
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "execution_count": 5, "outputs": [],
+                              "source": ["x = 1\r\n", "y = 2  # windows line endings\r\n", "print(x + y)"]})
+    new = json.loads(_migrate(_dump(notebook)).new_source)
+    assert new["cells"][-1] == notebook["cells"][-1]
+    assert new["cells"][2] != notebook["cells"][2]  # the pipeline cell did change

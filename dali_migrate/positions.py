@@ -13,7 +13,7 @@ import ast
 from functools import lru_cache
 
 import libcst as cst
-from libcst.metadata import CodeRange, CodePosition, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 
 @lru_cache(maxsize=8)

@@ -86,7 +86,8 @@ class _Workers:
     def submit(self, position: int, data: bytes, name: str) -> None:
         self.waiting.append((position, data, name))
         if self.pool is None and self.jobs > 1 and len(self.waiting) >= PARALLEL_THRESHOLD:
-            from concurrent.futures import ProcessPoolExecutor  # only where there is parallel work
+            # only where there is parallel work
+            from concurrent.futures import ProcessPoolExecutor
 
             self.pool = ProcessPoolExecutor(max_workers=self.jobs)
         if self.pool is not None:
@@ -148,7 +149,8 @@ def _done(options: RunOptions) -> None:
 
 
 def check_file(data: bytes, path: str, config: Config) -> FileResult:
-    from .engine import check_file as check  # LibCST is imported only when a file needs a parse
+    # LibCST is imported only when a file needs a parse
+    from .engine import check_file as check
 
     return check(data, path, config)
 

@@ -9,13 +9,24 @@ import libcst as cst
 from ..analysis import ModuleFacts
 from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
+from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
 from .imports import fix_imports, has_ndd_import
+from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan
-from .external_source import holder_name, names_needed, needs_holder
-from .names import unique_name
-from .plan import PipelinePlan, block_shared_variables, find_stray_references, plan_decorated_pipeline
-from .reader_meta import NotMigratable, ReaderMetaRewrites, factory_statements, meta_sites, plan_reader_meta
+from .plan import (
+    PipelinePlan,
+    block_shared_variables,
+    find_stray_references,
+    plan_decorated_pipeline,
+)
+from .reader_meta import (
+    NotMigratable,
+    ReaderMetaRewrites,
+    factory_statements,
+    meta_sites,
+    plan_reader_meta,
+)
 from .todo import TODO_PREFIX, Todo, TodoInserter
 
 __all__ = ["MigrationResult", "migrate_module", "TODO_PREFIX"]
@@ -46,17 +57,6 @@ def node_ids(node: cst.CSTNode) -> set[int]:
     return collector.ids
 
 
-def _local_names(function: cst.FunctionDef) -> set[str]:
-    names: set[str] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-    function.visit(Collector())
-    return names
-
-
 class Migrator(cst.CSTTransformer):
     def __init__(self, facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
                  call_sites: CallSiteRewrites, todos: TodoInserter) -> None:
@@ -72,7 +72,7 @@ class Migrator(cst.CSTTransformer):
         self.op_rewriter = GraphOpRewriter(self.op_plan, facts.optable)
 
     def _prepare(self, plan: PipelinePlan) -> None:
-        taken = _local_names(plan.function)
+        taken = all_names(plan.function)
         holders = {id(s.call.node): unique_name(holder_name(s), taken) for s in plan.sources if needs_holder(s)}
         names = GeneratorNames(self.ndd_alias, unique_name("reader", taken), unique_name("rng", taken), {},
                                unique_name("iteration", taken), holders,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import DaliCall, ModuleFacts
+from .ops import keyword_values
 
 KEPT_ARGS = ("layout", "dtype", "device")
 # Tuning without effect on the data; `name` only names the operator.
@@ -50,10 +51,6 @@ class SourcePlan:
     num_outputs: int | None
     cycle: bool
     kept: list[cst.Arg] = field(default_factory=list)
-
-
-def _keywords(call: cst.Call) -> dict[str, cst.BaseExpression]:
-    return {a.keyword.value: a.value for a in call.args if a.keyword is not None}
 
 
 def _literal(node: cst.BaseExpression | None):
@@ -119,7 +116,7 @@ def _source_kind(source: cst.BaseExpression, facts: ModuleFacts) -> tuple[str, i
 def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts) -> SourcePlan:
     if statement_index is None:
         raise NotMigratable("assign the external_source to a name at the top of the graph")
-    keywords = _keywords(call.node)
+    keywords = keyword_values(call.node)
     positional = [a.value for a in call.node.args if a.keyword is None]
     source = keywords.get("source", positional[0] if positional else None)
     if source is None or len(positional) > 1:

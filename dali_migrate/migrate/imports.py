@@ -84,8 +84,9 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
     used = used_names(module)
     body: list[cst.BaseStatement] = []
     add_ndd = need_ndd and has_ndd_import(module) is None
-    missing_types = sorted(set(need_types) - _top_level_bound(module))
-    add_numpy = need_numpy and "np" not in _top_level_bound(module)
+    bound = _top_level_bound(module)
+    missing_types = sorted(set(need_types) - bound)
+    add_numpy = need_numpy and "np" not in bound
     for statement in module.body:
         if not _is_dali_import_line(statement):
             body.append(statement)
@@ -109,7 +110,7 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
         body.insert(_first_code_index(body), ndd_import())
     if add_numpy:
         body.insert(_first_code_index(body), cst.parse_statement("import numpy as np\n"))
-    if need_itertools and "itertools" not in _top_level_bound(module):
+    if need_itertools and "itertools" not in bound:
         body.insert(_first_code_index(body), cst.parse_statement("import itertools\n"))
     return module.with_changes(body=body)
 

@@ -5,6 +5,18 @@ from __future__ import annotations
 import libcst as cst
 
 
+def all_names(node: cst.CSTNode) -> set[str]:
+    """Every identifier in ``node``: what a new name must not clash with."""
+    found: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    node.visit(Collector())
+    return found
+
+
 def unique_name(base: str, taken: set[str]) -> str:
     """``base``, or ``base_1``, ``base_2``... whichever is not taken; it is taken from now on."""
     name, counter = base, 1

@@ -31,7 +31,15 @@ from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
 from ..imports import ImportTable, dotted_name, import_table
 from ..optable import load_op_table
 from .names import scope_names, unique_name
-from .subclass import SYNTHETIC_FN, NotConvertible, Subclass, calls_fit, convert, is_pipeline_subclass, keyword_call
+from .subclass import (
+    SYNTHETIC_FN,
+    NotConvertible,
+    Subclass,
+    calls_fit,
+    convert,
+    is_pipeline_subclass,
+    keyword_call,
+)
 
 # Bound to ``nvidia.dali.pipeline_def`` for the analysis of the normalized module only. It never
 # reaches the output: a migrated graph loses the decorator, and a graph that cannot be migrated

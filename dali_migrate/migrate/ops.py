@@ -10,7 +10,6 @@ from ..analysis import DaliCall
 from ..optable import OpTable
 from ..rules.dm004_mixed_device import is_mixed_device
 from ..rules.dm016_op_arguments import PIPELINE_ONLY_ARGS
-from .python_function import per_sample_call
 
 READER_ONLY_PIPELINE_ARGS = ("batch_size", "name") + PIPELINE_ONLY_ARGS
 
@@ -21,6 +20,11 @@ def ndd_expr(ndd_alias: str, target: str) -> cst.BaseExpression:
 
 def keyword(arg: cst.Arg) -> str | None:
     return arg.keyword.value if arg.keyword is not None else None
+
+
+def keyword_values(call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """``f(x, a=1)`` -> {"a": <1>}."""
+    return {a.keyword.value: a.value for a in call.args if a.keyword is not None}
 
 
 def without_keywords(args: tuple[cst.Arg, ...] | list[cst.Arg], dropped) -> list[cst.Arg]:
@@ -73,6 +77,9 @@ class GraphOpRewriter(cst.CSTTransformer):
         if call is None or call.op is None or call.op.is_reader:
             return updated_node
         if call.op.fn == "python_function":
+            # it builds on this module's helpers
+            from .python_function import per_sample_call
+
             self.plan.needs_numpy = True
             return per_sample_call(updated_node, self.plan.ndd_alias, self.plan.numpy_alias)
         op = self.optable.successor(call.op)

@@ -15,6 +15,7 @@ from ..imports import dotted_name
 from ..rules.dm012_python_source import PYTHON_OPS
 from . import python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
+from .ops import keyword_values
 
 # Pipeline arguments that become parameters of the migrated generator.
 MAPPED_PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed")
@@ -261,7 +262,7 @@ SHUFFLE_ARGS = ("random_shuffle", "shuffle_after_epoch")
 
 def reader_needs_pipeline_seed(reader_call: cst.Call) -> bool:
     """A reader that shuffles without a ``seed=`` of its own takes the pipeline's seed."""
-    keywords = {a.keyword.value: a.value for a in reader_call.args if a.keyword is not None}
+    keywords = keyword_values(reader_call)
     if "seed" in keywords:
         return False
     return any(name in keywords and not (isinstance(keywords[name], cst.Name) and keywords[name].value == "False")

@@ -18,7 +18,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import DaliCall
-from .names import unique_name
+from .names import all_names, unique_name
+from .ops import keyword_values
 
 ALLOWED = frozenset({"function", "num_outputs", "batch_processing", "output_layouts", "device", "name",
                      "preserve", "bytes_per_sample_hint"})
@@ -28,13 +29,9 @@ class NotMigratable(Exception):
     pass
 
 
-def _keywords(call: cst.Call) -> dict[str, cst.BaseExpression]:
-    return {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-
-
 def check(call: DaliCall) -> None:
     """NotMigratable names what keeps ``call`` from the per-sample form."""
-    keywords = _keywords(call.node)
+    keywords = keyword_values(call.node)
     inputs = [a for a in call.node.args if a.keyword is None]
     if not inputs or any(a.star for a in call.node.args) or "function" not in keywords:
         raise NotMigratable("give the inputs by position and `function=` by keyword")
@@ -57,9 +54,9 @@ def _is_literal(node: cst.BaseExpression | None, allowed: tuple[str, ...]) -> bo
 def per_sample_call(updated: cst.Call, ndd: str, numpy: str) -> cst.Call:
     """``fn.python_function(a, b, function=f)`` -> ``ndd.batch([f(np.asarray(x), np.asarray(y))
     for x, y in zip(a, b)])``."""
-    keywords = _keywords(updated)
+    keywords = keyword_values(updated)
     inputs = [a.value for a in updated.args if a.keyword is None]
-    taken = {n.value for n in _names(updated)}
+    taken = all_names(updated)
     names = [unique_name("sample", taken) for _ in inputs]
     arrays = [cst.Arg(cst.parse_expression(f"{numpy}.asarray({name})")) for name in names]
     element = cst.Call(func=keywords["function"], args=arrays)
@@ -74,13 +71,3 @@ def per_sample_call(updated: cst.Call, ndd: str, numpy: str) -> cst.Call:
                             equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
     return cst.Call(func=cst.parse_expression(f"{ndd}.batch"), args=args)
 
-
-def _names(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.append(name)
-
-    node.visit(Collector())
-    return found

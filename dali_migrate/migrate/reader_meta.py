@@ -22,6 +22,7 @@ from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
 from .names import scope_names
 from .ops import reader_constructor
+from .plan import all_params
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
 SIMPLE_VALUES = (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float)
@@ -133,8 +134,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, cst
 
 def _meta_statement(plan, factory_call: cst.Call, meta: str, facts: ModuleFacts, ndd_alias: str):
     function = plan.function
-    params = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
-                                      *function.params.kwonly_params]}
+    params = {p.name.value for p in all_params(function.params)}
     substitute = _Substitute(_bound_arguments(function, factory_call), params, _graph_locals(function))
     reader_call = plan.reader.node.visit(substitute)
     constructor = reader_constructor(plan.reader, ndd_alias, facts.optable, reader_call)

@@ -34,7 +34,7 @@ import libcst as cst
 from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
-from .names import scope_names
+from .names import all_names, scope_names
 
 # Pipeline.__init__'s leading positional parameters, in order
 PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
@@ -207,15 +207,6 @@ def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
     return [*fixed, args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
 
 
-class _SelfUses(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == "self":
-            self.found = True
-
-
 def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorator_name: str) -> Subclass:
     """The decorated function for a subclass; NotConvertible says why there is none."""
     if node.decorators or node.keywords or len(node.bases) != 1:
@@ -232,9 +223,7 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     decorator_args, passed = _pipeline_arguments(super_call, params)
     rewriter = _GraphRewriter(operators, values, set(params))
     body = graph.body.visit(rewriter)
-    uses = _SelfUses()
-    body.visit(uses)
-    if uses.found:
+    if "self" in all_names(body):
         raise NotConvertible("`define_graph` uses `self` for more than its operators")
     kept = [p for name, p in params.items() if name not in passed]
     if kept:

@@ -117,12 +117,7 @@ def seed_readers(seed: int, reader_fn_paths: list[str]) -> None:
         return wrapped
 
     for path in reader_fn_paths:
-        *parents, name = path.split(".")
-        owner = fn
-        for part in parents:
-            owner = getattr(owner, part, None)
-        if owner is not None and hasattr(owner, name):
-            setattr(owner, name, wrap(getattr(owner, name)))
+        _replace(fn, path, wrap)
 
 
 def patch_legacy_ops(feeder: RandomStateFeeder, seed: int, classes: list[list]) -> None:
@@ -132,14 +127,8 @@ def patch_legacy_ops(feeder: RandomStateFeeder, seed: int, classes: list[list]) 
     import nvidia.dali.ops as ops
 
     for path, random, reader in classes:
-        *parents, name = path.split(".")
-        owner = ops
-        for part in parents:
-            owner = getattr(owner, part, None)
-        original = getattr(owner, name, None) if owner is not None else None
-        if original is None or not isinstance(original, type):
-            continue
-        setattr(owner, name, _aligned_class(original, feeder, seed, random, reader))
+        _replace(ops, path, lambda original, random=random, reader=reader: (
+            _aligned_class(original, feeder, seed, random, reader) if isinstance(original, type) else original))
 
 
 def _aligned_class(original: type, feeder: RandomStateFeeder, seed: int, random: bool, reader: bool) -> type:
@@ -163,12 +152,17 @@ def patch_random_ops(feeder: RandomStateFeeder, random_fn_paths: list[str]) -> N
     import nvidia.dali.fn as fn
 
     for path in random_fn_paths:
-        *parents, name = path.split(".")
-        owner = fn
-        for part in parents:
-            owner = getattr(owner, part, None)
-        if owner is not None and hasattr(owner, name):
-            setattr(owner, name, feeder.wrap(getattr(owner, name), path))
+        _replace(fn, path, lambda original, path=path: feeder.wrap(original, path))
+
+
+def _replace(root, path: str, make) -> None:
+    """``root.a.b = make(root.a.b)`` for ``path`` "a.b"; nothing where the path does not exist."""
+    *parents, name = path.split(".")
+    owner = root
+    for part in parents:
+        owner = getattr(owner, part, None)
+    if owner is not None and hasattr(owner, name):
+        setattr(owner, name, make(getattr(owner, name)))
 
 
 def _samples_of_tensorlist(output) -> dict:

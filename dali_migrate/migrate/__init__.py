@@ -11,7 +11,9 @@ from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
 from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
-from .imports import fix_imports, has_ndd_import
+from . import torch_loader
+from .imports import fix_imports, has_ndd_import, insert_after_imports
+from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan
 from .plan import (
@@ -154,25 +156,44 @@ class _EnclosingFunctions(cst.CSTVisitor):
 
 
 def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan],
-                      ndd_alias: str) -> ReaderMetaRewrites:
+                      ndd_alias: str, loader_class: str) -> ReaderMetaRewrites:
+    """Metadata lookups and framework iterators on the pipelines of ``plans``."""
     rewrites = ReaderMetaRewrites()
-    wanted = {id(s.node) for s in meta_sites(facts, [v for p in plans for v in p.pipe_vars])}
+    _block_unbound_iterators(facts, plans)
+    pipe_vars = [v for p in plans for v in p.pipe_vars]
+    wanted = {id(s.node) for s in [*meta_sites(facts, pipe_vars), *iterator_sites(facts, pipe_vars)]}
     if not wanted:
         return rewrites
     wanted |= {id(call) for call in facts.pipeline_factory_calls}
     scopes = _EnclosingFunctions(wanted)
     module.visit(scopes)
-    for plan in plans:
+    factories = factory_statements(facts)
+    for plan in [p for p in plans if p.migratable]:
         try:
-            planned = plan_reader_meta(plan, facts, factory_statements(facts, plan.graph.name),
-                                       ndd_alias, lambda node: scopes.found.get(id(node)))
+            planned = plan_reader_meta(plan, facts, factories, ndd_alias,
+                                       lambda node: scopes.found.get(id(node)),
+                                       TorchLoaders(plan, facts, loader_class))
+        except IteratorNotMigratable as reason:
+            plan.block("DM010", reason.site.node, str(reason))
+            continue
         except NotMigratable as reason:
             for site in meta_sites(facts, plan.pipe_vars):
                 plan.block("DM017", site.node, f"`{site.name}.{site.detail}()`: {reason}")
+            for site in iterator_sites(facts, plan.pipe_vars):
+                plan.block("DM010", site.node, f"`{site.name.rsplit('.', 1)[-1]}`: {reason}")
             continue
         rewrites.statements_after.update(planned.statements_after)
         rewrites.lookups.update(planned.lookups)
+        rewrites.loaders += planned.loaders
     return rewrites
+
+
+def _block_unbound_iterators(facts: ModuleFacts, plans: list[PipelinePlan]) -> None:
+    for site in unbound_pipelines(facts, {p.graph.name for p in plans} | set(facts.pipeline_helpers)):
+        for plan in plans:
+            if plan.graph.name in all_names(site.node):
+                plan.block("DM010", site.node, "the iterator's pipeline must be a variable: `pipe = "
+                                               f"{plan.graph.name}(...)`, then pass `pipe`")
 
 
 def _escape_todos(facts: ModuleFacts, migrated: list[PipelinePlan]) -> list[Todo]:
@@ -216,7 +237,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     _keep_in_pipeline_mode(plans, facts, keep or {})
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"
-    reader_meta = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias)
+    loader_class = unique_name(torch_loader.CLASS_NAME, all_names(module))
+    reader_meta = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias, loader_class)
     block_shared_variables(plans, facts)
     migratable = [p for p in plans if p.migratable]
     call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta)
@@ -232,6 +254,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
         new_module = fix_imports(new_module, need_ndd=True, need_numpy=need_numpy,
                                  need_types=types_names,
                                  need_itertools=any(len(p.readers) > 1 for p in migratable))
+    if reader_meta.loaders:
+        new_module = insert_after_imports(new_module, cst.parse_module(torch_loader.source(loader_class)).body)
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable],
                            {p.graph.name: p.blockers for p in plans if not p.migratable},
                            _exported(module, facts, migratable))

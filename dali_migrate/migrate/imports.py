@@ -146,3 +146,25 @@ def _first_code_index(body: list[cst.BaseStatement]) -> int:
                 continue
         return index
     return len(body)
+
+
+def insert_after_imports(module: cst.Module, statements: list[cst.BaseStatement]) -> cst.Module:
+    """``statements`` after the module's leading docstring and imports, two blank lines apart."""
+    body = list(module.body)
+    index = _first_code_index(body)
+    while index < len(body) and _is_import_line(body[index]):
+        index += 1
+    blank = [cst.EmptyLine(), cst.EmptyLine()]
+    placed = [statement.with_changes(leading_lines=blank) if i == 0 else statement
+              for i, statement in enumerate(statements)]
+    if index < len(body):
+        following = body[index]
+        lines = list(following.leading_lines)
+        following = following.with_changes(leading_lines=lines if len(lines) >= 2 else blank)
+        body[index] = following
+    return module.with_changes(body=[*body[:index], *placed, *body[index:]])
+
+
+def _is_import_line(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)

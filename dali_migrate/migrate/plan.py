@@ -303,6 +303,9 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(site.node.func.value) for site in facts.pipeline_method_calls}
     accounted |= {id(graph.decorator) for graph in facts.graphs if graph.decorator is not None}
     accounted |= {id(returned) for returned in facts.pipeline_returns}
+    # iterators over a pipeline are planned in iterators.py, which blocks what it cannot rewrite
+    accounted |= {id(s.node.args[0].value) for s in facts.iterator_uses
+                  if s.node.args and isinstance(s.node.args[0].value, cst.Name)}
     names = facts.pipeline_functions | facts.pipeline_vars | set(facts.pipeline_helpers)
     finder = _StrayReferenceFinder(names, accounted)
     module.visit(finder)

@@ -15,6 +15,7 @@ for 11 files in 3 padded shards), ``pipe.reader_meta("Reader")`` the whole dicti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import libcst as cst
 
@@ -36,6 +37,15 @@ class NotMigratable(Exception):
 class ReaderMetaRewrites:
     statements_after: dict[int, cst.BaseStatement] = field(default_factory=dict)  # id(factory call)
     lookups: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(method call)
+    loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
+
+
+class Loaders(Protocol):
+    """Framework iterators over pipelines: they need the reader's metadata too."""
+
+    def sites(self, var: str) -> list[Site]: ...
+
+    def replace(self, site: Site, factory_call: cst.Call, meta: str) -> cst.BaseExpression: ...
 
 
 def meta_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
@@ -109,27 +119,44 @@ def _graph_locals(function: cst.FunctionDef) -> set[str]:
     return scope_names(list(function.body.body)).bound
 
 
-def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, cst.Call],
-                     ndd_alias: str, scope_of) -> ReaderMetaRewrites:
-    """Rewrites for every metadata lookup on ``plan``'s pipelines; NotMigratable names the
-    first one that a person must do."""
+def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, list[cst.Call]],
+                     ndd_alias: str, scope_of, loaders: Loaders | None = None) -> ReaderMetaRewrites:
+    """Rewrites for every metadata lookup on ``plan``'s pipelines, and for the framework
+    iterators over them (``loaders``); NotMigratable names the first one a person must do."""
     rewrites = ReaderMetaRewrites()
     for var in plan.pipe_vars:
         sites = meta_sites(facts, [var])
-        if not sites:
+        loader_sites = loaders.sites(var) if loaders else []
+        if not sites and not loader_sites:
             continue
-        if plan.reader is None:
+        if sites and plan.reader is None:
             raise NotMigratable("the pipeline has several readers, or none")
-        factory_call = factory_statements.get(var)
-        if factory_call is None:
-            raise NotMigratable(f"`{var}` must be created by one `{var} = {plan.graph.name}(...)`")
-        if any(scope_of(site.node) is not scope_of(factory_call) for site in sites):
-            raise NotMigratable(f"look the metadata up where `{var}` is created")
+        reader_name = _reader_name(plan.reader.node) if plan.reader else None
         meta = f"{var}_reader_meta"
-        rewrites.statements_after[id(factory_call)] = _meta_statement(plan, factory_call, meta, facts, ndd_alias)
-        reader_name = _reader_name(plan.reader.node)
-        rewrites.lookups.update((id(site.node), _lookup(site, reader_name, meta)) for site in sites)
+        for site in [*sites, *loader_sites]:
+            factory_call = _factory_in_scope(factory_statements.get(var, []), site, scope_of, var, plan)
+            if factory_call is None:
+                continue  # there, `var` holds another pipeline, whose plan takes the site
+            if site in loader_sites:
+                rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, meta)
+                rewrites.loaders.append(site)
+            else:
+                rewrites.lookups[id(site.node)] = _lookup(site, reader_name, meta)
+            rewrites.statements_after[id(factory_call)] = _meta_statement(plan, factory_call, meta, facts, ndd_alias)
     return rewrites
+
+
+def _factory_in_scope(calls: list[cst.Call], site: Site, scope_of, var: str, plan) -> cst.Call | None:
+    """The one ``var = graph(...)`` in the function where ``site`` uses ``var``; None where
+    ``var`` is bound there only to other pipelines. ``calls`` bind ``var`` to any pipeline."""
+    here = [call for call in calls if scope_of(call) is scope_of(site.node)]
+    ours = [call for call in here if dotted_name(call.func) == plan.graph.name]
+    if here and not ours:
+        return None
+    if len(here) != 1:
+        raise NotMigratable(f"create `{var}` with one `{var} = {plan.graph.name}(...)` in the function "
+                            "that uses it")
+    return here[0]
 
 
 def _meta_statement(plan, factory_call: cst.Call, meta: str, facts: ModuleFacts, ndd_alias: str):
@@ -142,10 +169,10 @@ def _meta_statement(plan, factory_call: cst.Call, meta: str, facts: ModuleFacts,
     return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(meta))], value=value)])
 
 
-def factory_statements(facts: ModuleFacts, graph_name: str) -> dict[str, cst.Call]:
-    """``var -> call`` for each variable bound exactly once by ``var = graph(...)``."""
+def factory_statements(facts: ModuleFacts) -> dict[str, list[cst.Call]]:
+    """``var -> calls`` for each ``var = some_pipeline(...)``."""
     found: dict[str, list[cst.Call]] = {}
     for target, call in zip(facts.pipeline_binding_targets, facts.pipeline_factory_calls):
-        if isinstance(target, cst.Name) and dotted_name(call.func) == graph_name:
+        if isinstance(target, cst.Name):
             found.setdefault(target.value, []).append(call)
-    return {var: calls[0] for var, calls in found.items() if len(calls) == 1}
+    return found

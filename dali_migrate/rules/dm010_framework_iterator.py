@@ -33,26 +33,38 @@ class FrameworkIterator(Rule):
 
     ## Example
     ```python
-    loader = DALIGenericIterator(pipe, ["data", "label"], reader_name="Reader")
+    loader = DALIGenericIterator(pipe, ["data", "label"], reader_name="Reader",
+                                 last_batch_policy=LastBatchPolicy.PARTIAL, auto_reset=True)
     for data in loader:
         images = data[0]["data"]
     ```
 
     ## Use instead
     ```python
-    for images, labels in reader.next_epoch(batch_size=batch_size):
-        images = images.torch()
+    loader = DALITorchLoader(pipe, ["data", "label"], batch_size=4, reader_meta=pipe_reader_meta,
+                             last_batch_policy="partial", auto_reset=True)
+    for data in loader:
+        images = data[0]["data"]
     ```
+    `DALITorchLoader` is a class of about 80 lines that the migration writes into the module. It
+    gives what the iterator gave, batch for batch: the steps per epoch across all shards, the
+    samples carried into the next epoch (FILL), the trimmed (PARTIAL) or dropped (DROP) last
+    batch, `len()`, `reset()` and `auto_reset`. `pipe_reader_meta` comes from a second reader
+    built with the pipeline's reader arguments. The loops that read `data[0]["data"]` stay as
+    they are, also in the functions the loader is handed to.
 
     ## Fix safety
-    Not fixed automatically: `last_batch_policy`, `auto_reset` and `output_map` decide how
-    many batches an epoch has. Each site is marked with a TODO naming the manual step.
+    Fixed for the PyTorch `DALIGenericIterator` and `DALIClassificationIterator` over one
+    migrated pipeline with `reader_name=` naming its only reader, the output map and the
+    policy given as literals, and the pipeline created in the function that creates the
+    iterator. Everything else (a list of pipelines, `size=`, no `reader_name=`, other
+    frameworks) keeps the pipeline in pipeline mode, with a TODO naming the manual step.
     """
 
     code = "DM010"
     name = "framework-iterator"
     message = "framework iterator from `nvidia.dali.plugin`"
-    fix = "never"
+    fix = "sometimes"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for site in facts.iterator_uses:

@@ -1,0 +1,235 @@
+"""``DALIGenericIterator``/``DALIClassificationIterator`` over a migrated pipeline (DM010).
+
+The iterator becomes the ``DALITorchLoader`` class written into the module (see
+``torch_loader.py``), fed by the migrated generator and the reader's metadata::
+
+    loader = DALIGenericIterator(pipe, ["data", "label"], reader_name="Reader",
+                                 last_batch_policy=LastBatchPolicy.PARTIAL, auto_reset=True)
+    ->
+    loader = DALITorchLoader(pipe, ["data", "label"], batch_size=4, reader_meta=pipe_reader_meta,
+                             last_batch_policy="partial", auto_reset=True)
+
+The loops that consume ``data[0]["data"]`` stay as they are. Whatever the class cannot
+reproduce exactly raises NotMigratable, which keeps the pipeline in pipeline mode with a TODO.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..analysis import ModuleFacts, Site
+from ..imports import dotted_name
+from .names import all_names
+from .reader_meta import NotMigratable
+
+PYTORCH = "nvidia.dali.plugin.pytorch."
+# iterator -> its parameters in order; ``None`` in place of output_map means a fixed one
+PARAMETERS = {
+    PYTORCH + "DALIGenericIterator": ["pipelines", "output_map", "size", "reader_name", "auto_reset",
+                                      "fill_last_batch", "dynamic_shape", "last_batch_padded",
+                                      "last_batch_policy", "prepare_first_batch"],
+    PYTORCH + "DALIClassificationIterator": ["pipelines", "size", "reader_name", "auto_reset",
+                                             "fill_last_batch", "dynamic_shape", "last_batch_padded",
+                                             "last_batch_policy", "prepare_first_batch"],
+}
+CLASSIFICATION_OUTPUTS = ["data", "label"]
+POLICIES = {"FILL": "fill", "PARTIAL": "partial", "DROP": "drop"}
+
+
+def pipeline_argument(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value in ("pipelines", "pipeline"):
+            return arg.value
+    return None
+
+
+def iterator_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
+    """Framework iterators built over one of ``pipe_vars``."""
+    return [site for site in facts.iterator_uses
+            if dotted_name(pipeline_argument(site.node) or cst.Name("_")) in pipe_vars]
+
+
+def _bind(call: cst.Call, parameters: list[str]) -> dict[str, cst.BaseExpression]:
+    if any(arg.star for arg in call.args):
+        raise NotMigratable("`*args`/`**kwargs` in the iterator call")
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    bound = dict(zip(parameters, positional))
+    for arg in call.args:
+        if arg.keyword is not None:
+            name = "pipelines" if arg.keyword.value == "pipeline" else arg.keyword.value
+            if name not in parameters:
+                raise NotMigratable(f"unknown iterator argument `{name}=`")
+            bound[name] = arg.value
+    return bound
+
+
+def _strings(node: cst.BaseExpression | None, what: str) -> list[str]:
+    if isinstance(node, (cst.List, cst.Tuple)) and all(isinstance(e.value, cst.SimpleString) for e in node.elements):
+        return [e.value.evaluated_value for e in node.elements]
+    raise NotMigratable(f"give `{what}` as a list of string literals")
+
+
+def _literal(node: cst.BaseExpression | None) -> object:
+    if node is None:
+        return None
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    raise NotMigratable(f"`{cst.Module([]).code_for_node(node)}` is not a literal")
+
+
+def _auto_reset(node: cst.BaseExpression | None) -> bool:
+    value = _literal(node)
+    if value in (None, False, "no"):
+        return False
+    if value in (True, "yes"):
+        return True
+    raise NotMigratable(f"`auto_reset={value!r}`")
+
+
+def _policy(bound: dict[str, cst.BaseExpression], facts: ModuleFacts) -> str:
+    fill = _literal(bound.get("fill_last_batch"))
+    if fill is not None:  # the deprecated spelling wins over last_batch_policy, as in DALI
+        return "fill" if fill else "partial"
+    node = bound.get("last_batch_policy")
+    if node is None:
+        return "fill"
+    qualname = facts.imports.resolve(node) or ""
+    member = qualname.rsplit(".", 1)[-1]
+    if qualname.startswith("nvidia.dali.plugin.") and ".LastBatchPolicy." in qualname and member in POLICIES:
+        return POLICIES[member]
+    raise NotMigratable("give `last_batch_policy` as `LastBatchPolicy.FILL`, `.PARTIAL` or `.DROP`")
+
+
+def _output_count(function: cst.FunctionDef) -> int | None:
+    last = function.body.body[-1] if function.body.body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
+        return None
+    value = last.body[0].value
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return None if any(isinstance(e, cst.StarredElement) for e in value.elements) else len(value.elements)
+    return 1
+
+
+def _batch_size(plan, factory_call: cst.Call) -> cst.BaseExpression:
+    given = {a.keyword.value: a.value for a in factory_call.args if a.keyword is not None}
+    value = given.get("batch_size", plan.pipeline_args.get("batch_size"))
+    if not isinstance(value, (cst.Integer, cst.Name)):
+        raise NotMigratable("give the pipeline's `batch_size=` as a name or an integer")
+    return value
+
+
+def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name: str,
+                facts: ModuleFacts) -> cst.Call:
+    """The ``class_name(...)`` call that replaces the iterator call at ``site``."""
+    parameters = PARAMETERS.get(site.name)
+    if parameters is None:
+        raise NotMigratable(f"`{site.name.rsplit('.', 1)[-1]}` has no automatic migration; iterate the "
+                            "migrated generator and convert each Batch (`.torch()`, DLPack)")
+    bound = _bind(site.node, parameters)
+    outputs = _strings(bound.get("output_map"), "output_map") if "output_map" in parameters else CLASSIFICATION_OUTPUTS
+    if _output_count(plan.function) != len(outputs):
+        raise NotMigratable(f"the iterator names {len(outputs)} outputs; the pipeline must return as many")
+    reader_name = _literal(bound.get("reader_name"))
+    if reader_name is None:
+        raise NotMigratable("without `reader_name=` an epoch ends after `size=` samples or when the source "
+                            "stops; pass the reader's `reader_name=`, or loop over the migrated generator "
+                            "and call `.torch()` on each Batch")
+    if plan.reader is None or _reader_name(plan.reader.node) != reader_name:
+        raise NotMigratable(f"the pipeline has no single reader named {reader_name!r}")
+    if _literal(bound.get("size")) not in (None, -1) or _literal(bound.get("last_batch_padded")) not in (None, False):
+        raise NotMigratable("`size=`/`last_batch_padded=` beside `reader_name=`")
+    policy = _policy(bound, facts)
+    renamed = {"reader_name": _keyword("reader_meta", cst.Name(meta))}
+    if policy != "fill":
+        renamed["last_batch_policy"] = _keyword("last_batch_policy", cst.SimpleString(f'"{policy}"'))
+    if _auto_reset(bound.get("auto_reset")):
+        renamed["auto_reset"] = _keyword("auto_reset", cst.Name("True"))
+    added = [_keyword("batch_size", _batch_size(plan, factory_call))]
+    if "output_map" not in parameters:
+        added.insert(0, cst.Arg(_output_map_node(bound, outputs)))
+    return site.node.with_changes(func=cst.Name(class_name), args=_new_args(site.node, parameters, renamed, added))
+
+
+def _new_args(call: cst.Call, parameters: list[str], renamed: dict[str, cst.Arg], added: list[cst.Arg]) -> list[cst.Arg]:
+    """The call's own arguments, renamed or dropped in place, so that its layout and comments
+    stay; ``added`` go right after the pipeline and its output map."""
+    kept_positional = 1 if "output_map" not in parameters else 2
+    new: list[cst.Arg] = []
+    policy_done = False
+    for index, arg in enumerate(call.args):
+        name = arg.keyword.value if arg.keyword else parameters[index]
+        if arg.keyword is None and index < kept_positional or name in ("pipelines", "pipeline", "output_map"):
+            new.append(arg)
+            if len(new) == kept_positional:
+                new += [a.with_changes(comma=arg.comma) for a in added]
+            continue
+        if name == "fill_last_batch":
+            name = "last_batch_policy"
+        if name in renamed and not (name == "last_batch_policy" and policy_done):
+            policy_done |= name == "last_batch_policy"
+            new.append(renamed[name].with_changes(comma=arg.comma))
+    if len(new) < kept_positional + len(added):  # the output map came by keyword, after the rest
+        new += [a.with_changes(comma=call.args[-1].comma) for a in added]
+    if new:
+        new[-1] = new[-1].with_changes(comma=call.args[-1].comma)
+    return new
+
+
+def _output_map_node(bound: dict, outputs: list[str]) -> cst.BaseExpression:
+    return bound.get("output_map") or cst.List([cst.Element(cst.SimpleString(f'"{name}"')) for name in outputs])
+
+
+def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value=value, keyword=cst.Name(name),
+                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+
+
+def _reader_name(reader_call: cst.Call) -> str | None:
+    for arg in reader_call.args:
+        if arg.keyword is not None and arg.keyword.value == "name" and isinstance(arg.value, cst.SimpleString):
+            return arg.value.evaluated_value
+    return None
+
+
+class IteratorNotMigratable(NotMigratable):
+    def __init__(self, site: Site, reason: str) -> None:
+        super().__init__(f"`{site.name.rsplit('.', 1)[-1]}`: {reason}")
+        self.site = site
+
+
+@dataclass
+class TorchLoaders:
+    """The iterators over one plan's pipelines, for ``reader_meta.plan_reader_meta``."""
+
+    plan: object
+    facts: ModuleFacts
+    class_name: str
+
+    def sites(self, var: str) -> list[Site]:
+        return iterator_sites(self.facts, [var])
+
+    def replace(self, site: Site, factory_call: cst.Call, meta: str) -> cst.BaseExpression:
+        try:
+            return loader_call(self.plan, site, factory_call, meta, self.class_name, self.facts)
+        except NotMigratable as reason:
+            raise IteratorNotMigratable(site, str(reason)) from None
+
+
+def unbound_pipelines(facts: ModuleFacts, pipeline_names: set[str]) -> list[Site]:
+    """Iterators over a pipeline that is not first bound to a name (``Iterator(make(), ...)``)."""
+    found = []
+    for site in facts.iterator_uses:
+        argument = pipeline_argument(site.node)
+        if argument is not None and not isinstance(argument, cst.Name) and all_names(argument) & pipeline_names:
+            found.append(site)
+    return found

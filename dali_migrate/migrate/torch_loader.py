@@ -1,0 +1,122 @@
+"""The class that stands in for ``DALIGenericIterator`` in migrated code (DM010).
+
+Its source is written into the migrated module, so that the migrated code needs nothing but
+DALI and PyTorch. It is also imported from here by the tests, which compare it with DALI's own
+iterator, epoch after epoch, over shard layouts and last-batch policies.
+
+Why a class and not a rewritten loop: loaders are handed to training functions, iterated once
+per epoch, asked for ``len()`` and ``reset()``. And the iterator's epochs are not the reader's:
+``DALIGenericIterator`` counts samples across all shards, carries samples read ahead into the
+next epoch (FILL), trims (PARTIAL) or drops (DROP) the last batch, all on top of the stream of
+batches that ``pipe.run()`` gave (measured on DALI 2.4). The migrated pipeline yields that same
+stream, and this class cuts it into the same epochs.
+"""
+
+from __future__ import annotations
+
+CLASS_NAME = "DALITorchLoader"
+
+SOURCE = '''\
+class DALITorchLoader:
+    """Epochs of a migrated DALI pipeline as PyTorch tensors, batch for batch what
+    `DALIGenericIterator(pipe, output_map, reader_name=...)` gave: `[{name: tensor}]` per step,
+    the same steps per epoch and the same last-batch policy ("fill", "partial" or "drop").
+    Written by dali-migrate; one copy can serve every module that needs it."""
+
+    def __init__(self, batches, output_map, batch_size, reader_meta, last_batch_policy="fill",
+                 auto_reset=False):
+        self.batches = batches
+        self.output_map = list(output_map)
+        self.batch_size = batch_size
+        self.last_batch_policy = last_batch_policy
+        self.auto_reset = auto_reset
+        total, shards = reader_meta["epoch_size"], reader_meta["number_of_shards"]
+        self.padded = bool(reader_meta["pad_last_batch"])
+        self.stick_to_shard = bool(reader_meta["stick_to_shard"])
+        self.shard_id = reader_meta["shard_id"]
+        # every shard is counted: all ranks of a job must agree on the number of steps
+        self.first_shard_sizes = [(i + 1) * total // shards - i * total // shards for i in range(shards)]
+        self.shard_sizes = list(self.first_shard_sizes)
+        self.read_ahead = [0] * shards  # "fill" without padding: samples read of the next epoch
+        self.counter = 0
+        if last_batch_policy == "drop":
+            self.size = total // shards
+        elif self.padded:
+            self.size = reader_meta["epoch_size_padded"] // shards
+        else:
+            self.size = self._whole_batches(-(-total // shards))
+
+    def _whole_batches(self, samples):
+        return -(-samples // self.batch_size) * self.batch_size
+
+    def __len__(self):
+        if self.last_batch_policy == "drop":
+            return self.size // self.batch_size
+        return -(-self.size // self.batch_size)
+
+    def __iter__(self):
+        if self.counter != 0:  # a new `for` loop starts the next epoch once this one is over
+            self.reset()
+        return self
+
+    def __next__(self):
+        if self.counter >= self.size:
+            self._end_epoch()
+        outputs = next(self.batches)
+        self.counter += self.batch_size
+        if self.last_batch_policy == "drop" and self._past_a_shard_end(self.counter):
+            self._end_epoch()  # the incomplete batch was read, as the pipeline did, and dropped
+        tensors = [output.torch() for output in outputs]
+        if self.last_batch_policy == "partial":
+            left = self.batch_size - (self.counter - self.first_shard_sizes[self.shard_id])
+            if left < self.batch_size:  # padding, or samples of the next epoch
+                tensors = [tensor[:left] for tensor in tensors]
+        return [dict(zip(self.output_map, tensors))]
+
+    def _past_a_shard_end(self, counter):
+        return any(ahead + counter > size for ahead, size in zip(self.read_ahead, self.shard_sizes))
+
+    def _end_epoch(self):
+        if self.auto_reset:
+            self.reset()
+        raise StopIteration
+
+    def reset(self):
+        """Starts the next epoch; ignored before the end of an epoch, as DALI did."""
+        one_more = self.counter + self.batch_size
+        if self.last_batch_policy == "drop" and self.size > self.counter and self._past_a_shard_end(one_more):
+            next(self.batches)  # the incomplete last batch, which the pipeline still produced
+            self.counter = one_more
+        if self.counter < self.size:
+            return
+        carries = self.last_batch_policy == "fill" and not self.padded
+        if carries:
+            self._carry_read_ahead()
+        else:
+            self.counter = 0
+        if not self.stick_to_shard:
+            self.shard_id = (self.shard_id + 1) % len(self.shard_sizes)
+        if carries:
+            self._size_next_fill_epoch()
+
+    def _carry_read_ahead(self):
+        read = self.counter - min(self.read_ahead)
+        self.read_ahead = [ahead + read - size for ahead, size in zip(self.read_ahead, self.shard_sizes)]
+        self.counter = min(self.read_ahead)
+
+    def _size_next_fill_epoch(self):
+        if not self.stick_to_shard:
+            self.shard_sizes = self.shard_sizes[-1:] + self.shard_sizes[:-1]
+        still_to_read = [size - ahead for size, ahead in zip(self.shard_sizes, self.read_ahead)]
+        self.size = self._whole_batches(max(still_to_read))
+        if self.size == 0:  # this epoch was read ahead entirely: go on to the one after
+            self.read_ahead = [0] * len(self.shard_sizes)
+            self.counter = 0
+            self.shard_sizes = self.shard_sizes[-1:] + self.shard_sizes[:-1]
+            self.size = self._whole_batches(max(self.shard_sizes))
+'''
+
+
+def source(name: str = CLASS_NAME) -> str:
+    """The class's source, renamed where the module already uses ``CLASS_NAME``."""
+    return SOURCE.replace(f"class {CLASS_NAME}:", f"class {name}:", 1)

@@ -9,6 +9,7 @@ import libcst as cst
 from ..analysis import ModuleFacts
 from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
+from .conditionals import per_sample_statements, per_sample_test
 from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
 from . import torch_loader
@@ -68,6 +69,9 @@ class Migrator(cst.CSTTransformer):
         self.call_sites = call_sites
         self.todos = todos
         self.functions: dict[int, tuple[PipelinePlan, GeneratorNames]] = {}
+        self.per_sample_ifs: dict[int, tuple] = {}  # id(if statement) -> (PerSampleIf, function name)
+        self.per_sample_tests: set[int] = set()
+        self.migrated_ifs: dict[int, list[cst.BaseStatement]] = {}  # id(new if) -> its replacement
         self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None, numpy_alias=call_sites.numpy_alias)
         for plan in plans:
             self._prepare(plan)
@@ -93,7 +97,13 @@ class Migrator(cst.CSTTransformer):
                 self.op_plan.call_rngs[id(call.node)] = names.op_rngs[id(call.node)]
             elif call.op is not None and call.op.random:
                 self.op_plan.call_rngs[id(call.node)] = names.rng
-        self.op_plan.subscripts |= {id(s.node) for s in self.facts.datanode_subscripts if id(s.node) in inside}
+        per_sample = set().union(*(node_ids(branch.statement) for branch in plan.per_sample_ifs))
+        self.op_plan.subscripts |= {id(s.node) for s in self.facts.datanode_subscripts
+                                    if id(s.node) in inside and id(s.node) not in per_sample}  # Tensors there
+        for branch in plan.per_sample_ifs:
+            self.per_sample_ifs[id(branch.statement)] = (branch, unique_name("per_sample_if", taken))
+            self.per_sample_tests |= branch.tests
+            self.op_plan.needs_numpy = True
 
     # The TODO inserter tracks the enclosing statement of every node.
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -114,12 +124,23 @@ class Migrator(cst.CSTTransformer):
             return self.op_rewriter.leave_Subscript(original_node, updated_node)
         return self.call_sites.rewrite_subscript(original_node, updated_node)
 
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        if id(original_node.test) in self.per_sample_tests:
+            updated_node = updated_node.with_changes(
+                test=per_sample_test(updated_node.test, self.call_sites.numpy_alias))
+        entry = self.per_sample_ifs.get(id(original_node))
+        if entry is not None:  # replaced in migrate_function, whose statement indices must hold
+            branch, function_name = entry
+            self.migrated_ifs[id(updated_node)] = per_sample_statements(branch, updated_node, function_name,
+                                                                        self.ndd_alias)
+        return updated_node
+
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         entry = self.functions.get(id(original_node))
         if entry is None:
             return updated_node
         plan, names = entry
-        return migrate_function(plan, updated_node, names, self.facts.optable)
+        return migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if self.call_sites.is_removed_statement(original_node):

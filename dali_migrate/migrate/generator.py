@@ -101,7 +101,9 @@ def _loop(target: cst.BaseExpression | None, names: GeneratorNames, batch_size: 
 
 
 def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: GeneratorNames,
-                     optable) -> cst.FunctionDef:
+                     optable, replacements: dict[int, list[cst.BaseStatement]] | None = None) -> cst.FunctionDef:
+    """``replacements``: statements of ``updated``'s body (by id) to replace by several, once
+    the statement indices of the plan have been used."""
     docstring, body = _split_docstring(list(updated.body.body))
     setup: list[cst.BaseStatement] = []
     if "num_threads" in plan.params:
@@ -137,6 +139,8 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
             constructor = constructor.with_changes(args=append_keyword(list(constructor.args), "seed", cst.Name("seed")))
         setup.append(lines[index].with_changes(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(name))], value=constructor)]))
+    replacements = replacements or {}
+    body = [new for statement in body for new in replacements.get(id(statement), [statement])]
     body[-1] = _yield_from_return(body[-1])
     if sources.uses_iteration(plan.sources):
         body.append(statement(f"{names.iteration} += 1"))

@@ -13,7 +13,7 @@ import libcst as cst
 from ..analysis import DaliCall, Graph, ModuleFacts
 from ..imports import dotted_name
 from ..rules.dm012_python_source import PYTHON_OPS
-from . import python_function
+from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 from .ops import keyword_values
 
@@ -27,7 +27,8 @@ EXECUTION_ONLY_ARGS = frozenset({
     "py_callback_pickler", "stream_policy", "concurrency", "output_dtype", "output_ndim",
     "output_layout",
 })
-BLOCKING_ARGS = {"enable_conditionals": "DM011", "enable_checkpointing": "DM013", "checkpoint": "DM013"}
+BLOCKING_ARGS = {"enable_checkpointing": "DM013", "checkpoint": "DM013"}
+FLAG_ARGS = ("enable_conditionals",)  # planned below; True or False, given in the decorator
 # epoch_size/reader_meta are planned in reader_meta.py, which blocks what it cannot rewrite
 SUPPORTED_PIPE_METHODS = frozenset({"build", "run", "outputs", "share_outputs", "epoch_size", "reader_meta"})
 UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor", "is_dense_tensor"})
@@ -57,6 +58,7 @@ class PipelinePlan:
     params: list[str] = field(default_factory=list)  # mapped pipeline args, in order
     blockers: list[Blocker] = field(default_factory=list)
     sources: list[SourcePlan] = field(default_factory=list)  # external_source calls
+    per_sample_ifs: list[conditionals.PerSampleIf] = field(default_factory=list)
 
     @property
     def migratable(self) -> bool:
@@ -93,6 +95,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_pipeline_args(plan, keywords, graph.decorator)
     _check_calls(plan, facts)
     _check_body(plan)
+    _check_conditionals(plan, keywords)
     _check_call_sites(plan, facts, strays)
     plan.params = _mapped_params(plan, keywords)
     return plan
@@ -100,7 +103,9 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
 
 def _check_pipeline_args(plan: PipelinePlan, keywords: dict, where: cst.CSTNode) -> None:
     for name in keywords:
-        if name in BLOCKING_ARGS:
+        if name in FLAG_ARGS and where is plan.graph.decorator:
+            continue
+        if name in BLOCKING_ARGS or name in FLAG_ARGS:
             plan.block(BLOCKING_ARGS[name], where, f"`{name}=` has no safe automatic migration")
         elif name not in MAPPED_PIPELINE_ARGS and name not in EXECUTION_ONLY_ARGS:
             plan.block("DM001", where, f"unknown pipeline argument `{name}=`")
@@ -154,6 +159,21 @@ def _check_body(plan: PipelinePlan) -> None:
     for name in MAPPED_PIPELINE_ARGS:
         if name in taken:
             plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
+
+
+def _check_conditionals(plan: PipelinePlan, keywords: dict) -> None:
+    flag = keywords.get("enable_conditionals")
+    if flag is not None and not (isinstance(flag, cst.Name) and flag.value in ("True", "False")):
+        plan.block("DM011", flag, "give `enable_conditionals=` as True or False")
+        return
+    try:
+        plan.per_sample_ifs = conditionals.plan_conditionals(plan.function, plan.graph, plan.calls)
+    except conditionals.NotMigratable as reason:
+        plan.block("DM011", flag or plan.function, f"conditionals: {reason}")
+        return
+    if plan.per_sample_ifs and not (isinstance(flag, cst.Name) and flag.value == "True"):
+        plan.block("DM011", plan.per_sample_ifs[0].statement.test,
+                   "`if` on a DataNode without `enable_conditionals=True` fails in pipeline mode")
 
 
 def all_params(params: cst.Parameters) -> list[cst.Param]:

@@ -25,29 +25,41 @@ class Conditionals(Rule):
 
     ## Why
     With conditionals, an `if` on a DataNode is decided per sample. In dynamic mode a Python
-    `if` on a Batch is decided once for the whole batch, which silently gives other data.
+    `if` on a Batch is decided once for the whole batch, and an ndd Tensor has no truth value
+    of its own (`bool()` of a False Tensor is True), which silently gives other data.
 
     ## Example
     ```python
     @pipeline_def(enable_conditionals=True)
     def pipe():
-        x = fn.random.uniform(range=[0, 1])
-        if x > 0.5:
-            x = x * 2
-        return x
+        ...
+        if brightness > 100:
+            images = fn.flip(images, vertical=1)
+        return images
     ```
 
     ## Use instead
-    A per-sample loop, or masking: `x = x * (1 + (x > 0.5))`.
+    ```python
+    def per_sample_if(brightness, images):  # one sample
+        if bool(np.asarray(brightness > 100)):
+            images = ndd.flip(images, vertical=1)
+        return images
+    images = ndd.batch([per_sample_if(*sample) for sample in zip(brightness, images)])
+    ```
 
     ## Fix safety
-    Not fixed automatically; the pipeline keeps its form and is marked with a TODO.
+    Fixed for `if`/`elif`/`else` statements at the top level of the graph, nested `if`s and
+    `and`/`or`/`not` in their conditions included: operators give the same values on one
+    sample as on a batch. Left with a TODO: random operators or readers inside a branch
+    (pipeline mode draws only for the samples that take it), `and`/`or`/`not` on DataNodes
+    outside an `if`, `return` inside a branch, GPU operators inside a branch, and an `if` on
+    a DataNode without `enable_conditionals=True`.
     """
 
     code = "DM011"
     name = "conditionals"
     message = "`enable_conditionals=True`: `if` on DataNodes is per-sample"
-    fix = "never"
+    fix = "sometimes"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for arg in facts.pipeline_arguments():

@@ -1,0 +1,177 @@
+"""``enable_conditionals=True``: ``if`` statements on DataNodes, run per sample (DM011).
+
+In pipeline mode such an ``if`` splits the batch: each sample takes its own branch, and the
+variables the branches assign are merged back into one batch. A Python ``if`` on an ndd Batch
+would decide once for the whole batch, and an ndd Tensor has no truth value of its own (``bool()``
+of a False Tensor is True: measured on DALI 2.4). So the statement becomes a function that runs
+it for one sample, with each condition read as a NumPy value, and a comprehension over the
+samples that batches what it returns::
+
+    if brightness > 100:                     def per_sample_if(brightness, images):
+        images = fn.flip(images, vertical=1)      if bool(np.asarray(brightness > 100)):
+                                                      images = ndd.flip(images, vertical=1)
+                                                  return images
+                                             images = ndd.batch([per_sample_if(*sample)
+                                                                 for sample in zip(brightness, images)])
+
+Operators give the same values on one sample as on a batch, so this is exact, but for random
+operators inside a branch: pipeline mode draws for the samples that take the branch, which no
+ndd call reproduces. Those, and conditionals on GPU data, are left for a person.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..analysis import DaliCall, Graph
+from .names import ScopeNames, scope_names
+from .ops import keyword_values
+
+
+class NotMigratable(Exception):
+    """Why the conditionals of a graph are left for a person; the message ends up in a TODO."""
+
+
+@dataclass
+class PerSampleIf:
+    statement: cst.If  # a top-level statement of the graph
+    inputs: list[str]  # DataNodes it reads: one sample of each is passed in
+    outputs: list[str]  # what it assigns that later statements read
+    tests: set[int] = field(default_factory=set)  # id() of every per-sample condition inside
+
+
+def _datanode_names(node: cst.CSTNode, graph: Graph) -> set[str]:
+    return scope_names([node]).loaded & graph.datanodes
+
+
+class _Inside(cst.CSTVisitor):
+    """What a per-sample ``if`` holds that matters: conditions, returns, boolean operators."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.tests: list[cst.BaseExpression] = []
+        self.returns = False
+
+    def visit_If(self, node: cst.If) -> None:
+        if _datanode_names(node.test, self.graph):
+            self.tests.append(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        if _datanode_names(node.test, self.graph):
+            raise NotMigratable("a `while` on a DataNode")
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+
+class _LogicOutsideIf(cst.CSTVisitor):
+    """``and``/``or``/``not`` and ``x if c else y`` on DataNodes outside an ``if`` test: per
+    sample in pipeline mode, for the whole batch on ndd Batches."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def visit_If(self, node: cst.If) -> bool:
+        return False  # handled per sample
+
+    def _check(self, node: cst.CSTNode, what: str) -> None:
+        if _datanode_names(node, self.graph):
+            raise NotMigratable(f"`{what}` on DataNodes outside an `if` test: use `&`, `|`, `~` (per "
+                                "sample in both modes) or an `if` statement")
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._check(node, "and`/`or")
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._check(node, "not")
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._check(node.test, "x if c else y")
+
+
+def plan_conditionals(function: cst.FunctionDef, graph: Graph, calls: list[DaliCall]) -> list[PerSampleIf]:
+    """The graph's top-level ``if`` statements on DataNodes; NotMigratable says what a person must do."""
+    body = list(function.body.body)
+    for statement in body:
+        statement.visit(_LogicOutsideIf(graph))
+    planned = []
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.If) and _datanode_names(statement.test, graph):
+            planned.append(_plan_if(statement, body[:index], body[index + 1:], graph, calls))
+        elif not isinstance(statement, cst.If) and _has_per_sample_if(statement, graph):
+            raise NotMigratable("an `if` on a DataNode nested in another statement: move it to the top "
+                                "level of the graph")
+    return planned
+
+
+def _has_per_sample_if(statement: cst.BaseStatement, graph: Graph) -> bool:
+    inside = _Inside(graph)
+    statement.visit(inside)
+    return bool(inside.tests)
+
+
+def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst.BaseStatement], graph: Graph,
+             calls: list[DaliCall]) -> PerSampleIf:
+    inside = _Inside(graph)
+    statement.visit(inside)
+    if inside.returns:
+        raise NotMigratable("`return` inside a per-sample `if`: assign the value and return after the `if`")
+    ids = _node_ids(statement)
+    for call in calls:
+        if id(call.node) not in ids:
+            continue
+        if call.op is not None and (call.op.random or call.op.is_reader or call.op.fn == "external_source"):
+            raise NotMigratable(f"`fn.{call.op.fn}` inside a per-sample `if`: pipeline mode draws only for "
+                                "the samples that take the branch; draw for the whole batch before the `if` "
+                                "and use the result inside")
+        device = keyword_values(call.node).get("device")
+        if isinstance(device, cst.SimpleString) and device.evaluated_value in ("gpu", "mixed"):
+            raise NotMigratable("a per-sample `if` on GPU data")
+    names: ScopeNames = scope_names([statement])
+    read_later = scope_names(after).loaded
+    outputs = sorted(names.bound & read_later)
+    if not outputs:
+        raise NotMigratable("the `if` assigns nothing that the graph uses later")
+    # a variable that only the branches assign has no sample to pass in
+    inputs = sorted((names.loaded | set(outputs)) & graph.datanodes & scope_names(before).bound)
+    return PerSampleIf(statement, inputs, outputs, {id(test) for test in inside.tests})
+
+
+def _node_ids(node: cst.CSTNode) -> set[int]:
+    from . import node_ids
+
+    return node_ids(node)
+
+
+def per_sample_test(test: cst.BaseExpression, numpy_alias: str) -> cst.BaseExpression:
+    """``a > 0 and not b`` -> ``bool(np.asarray(a > 0)) and not bool(np.asarray(b))``."""
+    if isinstance(test, cst.BooleanOperation):
+        return test.with_changes(left=per_sample_test(test.left, numpy_alias),
+                                 right=per_sample_test(test.right, numpy_alias))
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.with_changes(expression=per_sample_test(test.expression, numpy_alias))
+    inner = test.with_changes(lpar=[], rpar=[]) if test.lpar else test
+    asarray = cst.Call(func=cst.parse_expression(f"{numpy_alias}.asarray"), args=[cst.Arg(inner)])
+    return cst.Call(func=cst.Name("bool"), args=[cst.Arg(asarray)])
+
+
+def per_sample_statements(planned: PerSampleIf, migrated: cst.If, function_name: str,
+                          ndd_alias: str) -> list[cst.BaseStatement]:
+    """The function that runs ``migrated`` for one sample, and the statement that runs it for
+    every sample and batches the results."""
+    returned = ", ".join(planned.outputs)
+    header = cst.parse_statement(f"def {function_name}({', '.join(planned.inputs)}):  # one sample\n    pass\n")
+    body = [migrated.with_changes(leading_lines=[]), cst.parse_statement(f"return {returned}\n")]
+    definition = header.with_changes(body=header.body.with_changes(body=body), leading_lines=migrated.leading_lines)
+    samples = f"[{function_name}(*sample) for sample in zip({', '.join(planned.inputs)})]"
+    if len(planned.outputs) == 1:
+        return [definition, cst.parse_statement(f"{returned} = {ndd_alias}.batch({samples})\n")]
+    results = f"{function_name}_results"
+    return [definition, cst.parse_statement(f"{results} = {samples}\n"),
+            cst.parse_statement(f"{returned} = ({ndd_alias}.batch(list(outputs)) for outputs in zip(*{results}))\n")]

@@ -25,6 +25,7 @@ RUNNABLE = {
     "numpy_augment": {},
     "torch_training": {"shard_id": 1, "num_shards": 2},
     "per_sample_conditionals": {},
+    "resume_training": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training"}

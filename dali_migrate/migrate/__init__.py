@@ -9,6 +9,7 @@ import libcst as cst
 from ..analysis import ModuleFacts
 from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
+from .checkpointing import CheckpointNotMigratable, CheckpointRewrites, StatementOf, checkpoint_sites, plan_checkpoints
 from .conditionals import per_sample_statements, per_sample_test
 from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
@@ -145,10 +146,8 @@ class Migrator(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if self.call_sites.is_removed_statement(original_node):
             return cst.RemoveFromParent()
-        following = self.call_sites.statement_after(original_node)
-        if following is not None:
-            return cst.FlattenSentinel([updated_node, following])
-        return updated_node
+        statements = self.call_sites.statements_for(original_node, updated_node)
+        return updated_node if statements is None else cst.FlattenSentinel(statements)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
         if not updated_node.body:
@@ -217,6 +216,38 @@ def _block_unbound_iterators(facts: ModuleFacts, plans: list[PipelinePlan]) -> N
                                                f"{plan.graph.name}(...)`, then pass `pipe`")
 
 
+def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan],
+                      ndd_alias: str) -> dict[int, CheckpointRewrites]:
+    """Per plan (by id), the rewrites of its checkpoints; a plan they cannot be done for is blocked."""
+    by_plan: dict[int, CheckpointRewrites] = {}
+    checkpointed = [p for p in plans if p.migratable and p.checkpointing]
+    if not checkpointed:
+        return by_plan
+    sites = [s for p in checkpointed for v in p.pipe_vars for s in checkpoint_sites(facts, v)]
+    scopes = _EnclosingFunctions({id(s.node) for s in sites} | {id(c) for c in facts.pipeline_factory_calls})
+    module.visit(scopes)
+    lines = StatementOf({id(s.node) for s in sites})
+    module.visit(lines)
+    factories = factory_statements(facts)
+    for plan in checkpointed:
+        try:
+            planned = plan_checkpoints(plan, facts, factories, lambda node: scopes.found.get(id(node)),
+                                       lambda node: lines.found.get(id(node)), ndd_alias)
+        except CheckpointNotMigratable as reason:
+            plan.block("DM013", reason.node, f"checkpointing: {reason}")
+            continue
+        except NotMigratable as reason:
+            plan.block("DM013", plan.function, f"checkpointing: {reason}")
+            continue
+        by_plan[id(plan)] = planned
+    return by_plan
+
+
+def _restore_todos(checkpoints: CheckpointRewrites) -> list[Todo]:
+    return [Todo("DM013", "restores from an `ndd.checkpoint.Checkpoint` now: checkpoints that pipeline mode "
+                          "saved do not load; start from a new one", call) for call in checkpoints.foreign_restores()]
+
+
 def _escape_todos(facts: ModuleFacts, migrated: list[PipelinePlan]) -> list[Todo]:
     """Outputs of migrated pipelines that leave for code the migration does not see."""
     pipe_vars = {var for plan in migrated for var in plan.pipe_vars}
@@ -260,13 +291,16 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     ndd_alias = has_ndd_import(module) or "ndd"
     loader_class = unique_name(torch_loader.CLASS_NAME, all_names(module))
     reader_meta = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias, loader_class)
+    checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias)
     block_shared_variables(plans, facts)
     migratable = [p for p in plans if p.migratable]
-    call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta)
+    checkpoints = CheckpointRewrites.merged([checkpoints_by_plan[id(p)] for p in migratable if id(p) in checkpoints_by_plan])
+    call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta, checkpoints)
     fixed_ids = set().union(*(node_ids(p.function) for p in migratable)) | call_sites.fixed_ids
     fixed = [f for f in findings if id(f.node) in fixed_ids]
     todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids],
-                                     graph_reasons or {}, _escape_todos(facts, migratable))
+                                     graph_reasons or {}, [*_escape_todos(facts, migratable),
+                                                           *_restore_todos(checkpoints)])
     migrator = Migrator(facts, migratable, ndd_alias, call_sites, todos)
     new_module = module.visit(migrator)
     if migratable or call_sites.fixed_ids:

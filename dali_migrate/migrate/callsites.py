@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import ModuleFacts
-from .ops import without_keywords
-from .plan import EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
+from .checkpointing import CheckpointRewrites
+from .ops import append_keyword, without_keywords
+from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
 from .reader_meta import ReaderMetaRewrites
 
 RUN_LIKE = frozenset({"run", "outputs", "share_outputs"})
@@ -37,12 +38,24 @@ class CallSiteRewrites:
     output_uses: dict[int, str] = field(default_factory=dict)
     fixed_ids: set[int] = field(default_factory=set)
     reader_meta: ReaderMetaRewrites = field(default_factory=ReaderMetaRewrites)
+    checkpoints: CheckpointRewrites = field(default_factory=CheckpointRewrites)
 
-    def statement_after(self, line: cst.SimpleStatementLine) -> cst.BaseStatement | None:
-        """The statement to add after ``line`` (reader metadata after ``pipe = f(...)``)."""
-        if len(line.body) == 1 and isinstance(line.body[0], cst.Assign):
-            return self.reader_meta.statements_after.get(id(line.body[0].value))
-        return None
+    def statements_for(self, line: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> list | None:
+        """What replaces ``line``: ``pipe.checkpoint()`` becomes collect + serialize; a checkpoint
+        is made before ``pipe = f(...)``, the reader metadata looked up after it."""
+        if len(line.body) != 1 or not isinstance(line.body[0], (cst.Assign, cst.Expr)):
+            return None
+        value = id(line.body[0].value)
+        if value in self.checkpoints.replaced:
+            return self.checkpoints.replaced[value]
+        before = self.checkpoints.before.get(value, [])
+        after = self.reader_meta.statements_after.get(value)
+        if not before and after is None:
+            return None
+        if before:  # the comments above the line now go above the new first statement
+            before = [before[0].with_changes(leading_lines=updated.leading_lines), *before[1:]]
+            updated = updated.with_changes(leading_lines=[])
+        return [*before, updated, *([after] if after is not None else [])]
 
     def is_removed_statement(self, line: cst.SimpleStatementLine) -> bool:
         return (
@@ -58,7 +71,10 @@ class CallSiteRewrites:
         if key in self.run_calls:
             return _call(cst.Name("next"), updated.func.value)
         if key in self.factory_dropped_args:
-            return updated.with_changes(args=without_keywords(updated.args, self.factory_dropped_args[key]))
+            args = without_keywords(updated.args, self.factory_dropped_args[key])
+            if key in self.checkpoints.factory_args:
+                args = append_keyword(args, "checkpoint", self.checkpoints.factory_args[key].value)
+            return updated.with_changes(args=args)
         method = self.output_uses.get(key)
         if method is None:
             return updated
@@ -100,11 +116,11 @@ def numpy_alias(facts_module: cst.Module) -> str | None:
     return None
 
 
-def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
-                    module: cst.Module, reader_meta: ReaderMetaRewrites) -> CallSiteRewrites:
+def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str, module: cst.Module,
+                    reader_meta: ReaderMetaRewrites, checkpoints: CheckpointRewrites) -> CallSiteRewrites:
     existing_numpy = numpy_alias(module)
-    rewrites = CallSiteRewrites(ndd_alias, existing_numpy or "np", reader_meta=reader_meta)
-    rewrites.fixed_ids |= set(reader_meta.lookups)
+    rewrites = CallSiteRewrites(ndd_alias, existing_numpy or "np", reader_meta=reader_meta, checkpoints=checkpoints)
+    rewrites.fixed_ids |= set(reader_meta.lookups) | set(checkpoints.replaced)
     pipe_vars = {var for plan in plans for var in plan.pipe_vars}
     for plan in plans:
         for call in plan.factory_calls:
@@ -136,6 +152,6 @@ def _dropped_factory_args(plan: PipelinePlan, call: cst.Call) -> set[str]:
         name = arg.keyword.value if arg.keyword else None
         if name is None or name in params:
             continue
-        if name in EXECUTION_ONLY_ARGS or (name in MAPPED_PIPELINE_ARGS and name not in plan.params):
+        if name in EXECUTION_ONLY_ARGS or name in CALL_SITE_ARGS or (name in MAPPED_PIPELINE_ARGS and name not in plan.params):
             dropped.add(name)
     return dropped

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from . import checkpointing
 from . import external_source as sources
 from .ops import append_keyword, reader_constructor
 from .plan import PipelinePlan, reader_needs_pipeline_seed
@@ -46,6 +47,8 @@ def migrated_parameters(plan: PipelinePlan, params: cst.Parameters) -> cst.Param
         new.append(_kwonly_param(name, default))
     # Parameters without a default must come first among keyword-only ones for readability.
     new.sort(key=lambda p: p.default is not None)
+    if plan.checkpointing:
+        new.append(_kwonly_param("checkpoint", cst.Name("None")))
     kwonly = [*params.kwonly_params, *new]
     star = params.star_arg
     if isinstance(star, cst.MaybeSentinel) or star is None:
@@ -141,6 +144,9 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
             targets=[cst.AssignTarget(cst.Name(name))], value=constructor)]))
     replacements = replacements or {}
     body = [new for statement in body for new in replacements.get(id(statement), [statement])]
+    if plan.checkpointing:
+        rngs = ([names.rng] if any(id(c.node) not in names.op_rngs for c in plan.random_calls) else [])
+        setup += checkpointing.generator_registrations(reader_names[: len(targets)], [*rngs, *names.op_rngs.values()])
     body[-1] = _yield_from_return(body[-1])
     if sources.uses_iteration(plan.sources):
         body.append(statement(f"{names.iteration} += 1"))

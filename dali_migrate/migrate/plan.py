@@ -27,10 +27,12 @@ EXECUTION_ONLY_ARGS = frozenset({
     "py_callback_pickler", "stream_policy", "concurrency", "output_dtype", "output_ndim",
     "output_layout",
 })
-BLOCKING_ARGS = {"enable_checkpointing": "DM013", "checkpoint": "DM013"}
-FLAG_ARGS = ("enable_conditionals",)  # planned below; True or False, given in the decorator
+# planned elsewhere: conditionals below, checkpointing in checkpointing.py
+FLAG_ARGS = {"enable_conditionals": "DM011", "enable_checkpointing": "DM013"}
+CALL_SITE_ARGS = frozenset({"enable_checkpointing", "checkpoint"})
 # epoch_size/reader_meta are planned in reader_meta.py, which blocks what it cannot rewrite
-SUPPORTED_PIPE_METHODS = frozenset({"build", "run", "outputs", "share_outputs", "epoch_size", "reader_meta"})
+SUPPORTED_PIPE_METHODS = frozenset({"build", "run", "outputs", "share_outputs", "epoch_size", "reader_meta",
+                                    "checkpoint"})
 UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor", "is_dense_tensor"})
 METHOD_RULES = {
     "schedule_run": "DM003", "release_outputs": "DM003", "checkpoint": "DM013", "serialize": "DM014", "feed_input": "DM012",
@@ -59,6 +61,7 @@ class PipelinePlan:
     blockers: list[Blocker] = field(default_factory=list)
     sources: list[SourcePlan] = field(default_factory=list)  # external_source calls
     per_sample_ifs: list[conditionals.PerSampleIf] = field(default_factory=list)
+    checkpointing: bool = False  # the generator takes a `checkpoint=` to register its state with
 
     @property
     def migratable(self) -> bool:
@@ -102,11 +105,14 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
 
 
 def _check_pipeline_args(plan: PipelinePlan, keywords: dict, where: cst.CSTNode) -> None:
-    for name in keywords:
-        if name in FLAG_ARGS and where is plan.graph.decorator:
+    at_decorator = where is plan.graph.decorator
+    for name, value in keywords.items():
+        if name in FLAG_ARGS and at_decorator and not (isinstance(value, cst.Name) and value.value in ("True", "False")):
+            plan.block(FLAG_ARGS[name], where, f"give `{name}=` as True or False")
+        elif name in FLAG_ARGS and at_decorator or name in CALL_SITE_ARGS and not at_decorator:
             continue
-        if name in BLOCKING_ARGS or name in FLAG_ARGS:
-            plan.block(BLOCKING_ARGS[name], where, f"`{name}=` has no safe automatic migration")
+        elif name in FLAG_ARGS or name in CALL_SITE_ARGS:
+            plan.block(FLAG_ARGS.get(name, "DM013"), where, f"`{name}=` has no safe automatic migration here")
         elif name not in MAPPED_PIPELINE_ARGS and name not in EXECUTION_ONLY_ARGS:
             plan.block("DM001", where, f"unknown pipeline argument `{name}=`")
 
@@ -163,9 +169,6 @@ def _check_body(plan: PipelinePlan) -> None:
 
 def _check_conditionals(plan: PipelinePlan, keywords: dict) -> None:
     flag = keywords.get("enable_conditionals")
-    if flag is not None and not (isinstance(flag, cst.Name) and flag.value in ("True", "False")):
-        plan.block("DM011", flag, "give `enable_conditionals=` as True or False")
-        return
     try:
         plan.per_sample_ifs = conditionals.plan_conditionals(plan.function, plan.graph, plan.calls)
     except conditionals.NotMigratable as reason:
@@ -229,6 +232,12 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
         for arg in call.args:
             if arg.keyword is not None and _is_pipeline_kwarg(plan, arg):
                 _check_pipeline_args(plan, {arg.keyword.value: arg.value}, arg)
+    plan.checkpointing = any(
+        any(a.keyword is not None and a.keyword.value in CALL_SITE_ARGS for a in call.args)
+        for call in plan.factory_calls) or _is_true(plan.pipeline_args.get("enable_checkpointing"))
+    if plan.checkpointing and plan.sources:
+        plan.block("DM013", plan.function, "checkpointing a pipeline with `external_source`: ndd keeps no "
+                                           "state of the source; save its position yourself")
     for site in facts.pipeline_method_calls:
         if site.name in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
             code = METHOD_RULES.get(site.detail, "DM003")
@@ -256,6 +265,10 @@ def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> Non
                     plan.block("DM003", plan.function, f"`{var}` also holds {held}, which is not migrated")
                     changed = True
                     break
+
+
+def _is_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
 
 
 def _is_pipeline_kwarg(plan: PipelinePlan, arg: cst.Arg) -> bool:

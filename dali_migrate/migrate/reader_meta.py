@@ -134,7 +134,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         reader_name = _reader_name(plan.reader.node) if plan.reader else None
         meta = f"{var}_reader_meta"
         for site in [*sites, *loader_sites]:
-            factory_call = _factory_in_scope(factory_statements.get(var, []), site, scope_of, var, plan)
+            factory_call = factory_in_scope(factory_statements.get(var, []), site, scope_of, var, plan)
             if factory_call is None:
                 continue  # there, `var` holds another pipeline, whose plan takes the site
             if site in loader_sites:
@@ -146,7 +146,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
     return rewrites
 
 
-def _factory_in_scope(calls: list[cst.Call], site: Site, scope_of, var: str, plan) -> cst.Call | None:
+def factory_in_scope(calls: list[cst.Call], site: Site, scope_of, var: str, plan) -> cst.Call | None:
     """The one ``var = graph(...)`` in the function where ``site`` uses ``var``; None where
     ``var`` is bound there only to other pipelines. ``calls`` bind ``var`` to any pipeline."""
     here = [call for call in calls if scope_of(call) is scope_of(site.node)]

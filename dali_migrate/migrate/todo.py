@@ -76,14 +76,20 @@ class TodoInserter:
             return result
         self.stack.pop()
         todos = self.pending.pop(id(original), [])
+        if todos and isinstance(result, cst.FlattenSentinel) and isinstance(result.nodes[0], STATEMENT_TYPES):
+            # a statement that became several: the TODOs go above the first
+            return cst.FlattenSentinel([self._with_todos(result.nodes[0], todos), *result.nodes[1:]])
         if not todos or not isinstance(result, STATEMENT_TYPES):
             return result
-        present = {line.comment.value for line in result.leading_lines if line.comment is not None}
+        return self._with_todos(result, todos)
+
+    def _with_todos(self, statement, todos: list[Todo]):
+        present = {line.comment.value for line in statement.leading_lines if line.comment is not None}
         new_lines = []
         for todo in todos:
             if todo.comment not in present and todo.comment not in {l.comment.value for l in new_lines}:
                 new_lines.append(cst.EmptyLine(indent=True, comment=cst.Comment(todo.comment)))
             self.placed.append(todo)
         if not new_lines:
-            return result
-        return result.with_changes(leading_lines=[*result.leading_lines, *new_lines])
+            return statement
+        return statement.with_changes(leading_lines=[*statement.leading_lines, *new_lines])

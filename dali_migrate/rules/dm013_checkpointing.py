@@ -15,31 +15,43 @@ class Checkpointing(Rule):
     Flags `enable_checkpointing=True`, `checkpoint=` restores and `pipe.checkpoint()`.
 
     ## Why
-    Dynamic mode checkpoints readers, not pipelines: `ndd.checkpoint.Checkpoint` registers each
-    reader (`register(reader, name)`), then `collect()`/`save(path)`/`load(path)`. Pipeline
-    checkpoint bytes do not load into ndd readers.
+    Dynamic mode checkpoints readers and RNGs, not pipelines: `ndd.checkpoint.Checkpoint`
+    registers each of them (`register(reader, name)`), then `collect()` and `serialize()`, or
+    `deserialize(state)` before the first epoch to resume. Pipeline checkpoint bytes do not load
+    into ndd readers.
 
     ## Example
     ```python
-    pipe = train_pipe(enable_checkpointing=True)
+    pipe = train_pipe(root, enable_checkpointing=True)
     state = pipe.checkpoint()
+    resumed = train_pipe(root, enable_checkpointing=True, checkpoint=state)
     ```
 
     ## Use instead
     ```python
-    ckpt = ndd.checkpoint.Checkpoint()
-    ckpt.register(reader, "train")
-    ckpt.save("ckpt_{}.json")
+    pipe_checkpoint = ndd.checkpoint.Checkpoint()
+    pipe = train_pipe(root, checkpoint=pipe_checkpoint)
+    pipe_checkpoint.collect()
+    state = pipe_checkpoint.serialize()
+    resumed_checkpoint = ndd.checkpoint.Checkpoint()
+    resumed_checkpoint.deserialize(state)
+    resumed = train_pipe(root, checkpoint=resumed_checkpoint)
     ```
+    The migrated generator takes `checkpoint=None` and registers its readers and RNGs with it
+    before its first epoch.
 
     ## Fix safety
-    Not fixed automatically; old checkpoints cannot be carried over. Marked with a TODO.
+    Fixed where each checkpointed pipeline is created by `pipe = f(...)` in the function that
+    calls `state = pipe.checkpoint()`. A restore from a state this module did not make gets a
+    TODO: checkpoints saved by pipeline mode do not load. `pipe.checkpoint(filename)`,
+    pipelines with `external_source` (ndd keeps no state of the source) and restored pipelines
+    not bound to a name keep their pipeline, with a TODO.
     """
 
     code = "DM013"
     name = "checkpointing"
     message = "pipeline checkpointing; use `ndd.checkpoint.Checkpoint`"
-    fix = "never"
+    fix = "sometimes"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for arg in facts.pipeline_arguments():

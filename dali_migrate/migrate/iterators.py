@@ -21,6 +21,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
+from ..rules.dm010_framework_iterator import GUIDANCE, plugin_name
 from .names import all_names
 from .reader_meta import NotMigratable
 
@@ -133,8 +134,8 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
     """The ``class_name(...)`` call that replaces the iterator call at ``site``."""
     parameters = PARAMETERS.get(site.name)
     if parameters is None:
-        raise NotMigratable(f"`{site.name.rsplit('.', 1)[-1]}` has no automatic migration; iterate the "
-                            "migrated generator and convert each Batch (`.torch()`, DLPack)")
+        guidance = GUIDANCE.get(plugin_name(site.name), "loop over the migrated generator")
+        raise NotMigratable(f"no automatic migration: {guidance}")
     bound = _bind(site.node, parameters)
     outputs = _strings(bound.get("output_map"), "output_map") if "output_map" in parameters else CLASSIFICATION_OUTPUTS
     if _output_count(plan.function) != len(outputs):

@@ -1,16 +1,19 @@
 """``fn.python_function`` in a migrated graph (DM012): the function is simply called.
 
 Pipeline mode calls the function once per sample (``batch_processing=False``, the default) with
-each input sample as a NumPy array, and batches what it returns. Dynamic mode is Python already::
+each input sample as a NumPy array, and batches what it returns; with ``batch_processing=True``
+it calls it once with a list of NumPy arrays per input. Dynamic mode is Python already::
 
     images = fn.python_function(images, function=brighten)
-
-becomes::
-
     images = ndd.batch([brighten(np.asarray(sample)) for sample in images])
 
-bit for bit (checked on DALI 2.4). Several outputs, ``batch_processing=True`` and GPU inputs
-keep their DM012 TODO.
+    red, gray = fn.python_function(images, function=split, num_outputs=2)
+    red, gray = [ndd.batch(list(outputs)) for outputs in zip(*[split(np.asarray(sample)) for sample in images])]
+
+    images = fn.python_function(images, function=normalize, batch_processing=True)
+    images = ndd.batch(normalize([np.asarray(sample) for sample in images]))
+
+bit for bit (checked on DALI 2.4). GPU functions and per-output layout lists keep their DM012 TODO.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ class NotMigratable(Exception):
 
 
 def check(call: DaliCall) -> None:
-    """NotMigratable names what keeps ``call`` from the per-sample form."""
+    """NotMigratable names what keeps ``call`` from the migrated form."""
     keywords = keyword_values(call.node)
     inputs = [a for a in call.node.args if a.keyword is None]
     if not inputs or any(a.star for a in call.node.args) or "function" not in keywords:
@@ -38,8 +41,10 @@ def check(call: DaliCall) -> None:
     unknown = set(keywords) - ALLOWED
     if unknown:
         raise NotMigratable(f"`{sorted(unknown)[0]}=` has no automatic migration")
-    if not _is_literal(keywords.get("num_outputs"), ("1",)) or not _is_literal(keywords.get("batch_processing"), ("False",)):
-        raise NotMigratable("several outputs or `batch_processing=True` need a manual migration")
+    if not isinstance(keywords.get("num_outputs", cst.Integer("1")), cst.Integer):
+        raise NotMigratable("give `num_outputs` as an integer")
+    if not _is_literal(keywords.get("batch_processing"), ("False", "True")):
+        raise NotMigratable("give `batch_processing` as True or False")
     if not _is_literal(keywords.get("device"), ('"cpu"', "'cpu'")):
         raise NotMigratable("a GPU Python function needs a manual migration")
     layouts = keywords.get("output_layouts")
@@ -51,23 +56,25 @@ def _is_literal(node: cst.BaseExpression | None, allowed: tuple[str, ...]) -> bo
     return node is None or cst.Module([]).code_for_node(node) in allowed
 
 
-def per_sample_call(updated: cst.Call, ndd: str, numpy: str) -> cst.Call:
-    """``fn.python_function(a, b, function=f)`` -> ``ndd.batch([f(np.asarray(x), np.asarray(y))
-    for x, y in zip(a, b)])``."""
+def per_sample_call(updated: cst.Call, ndd: str, numpy: str) -> cst.BaseExpression:
+    """The call's outputs: one Batch, or a list of Batches for ``num_outputs`` > 1."""
     keywords = keyword_values(updated)
     inputs = [a.value for a in updated.args if a.keyword is None]
     taken = all_names(updated)
     names = [unique_name("sample", taken) for _ in inputs]
-    arrays = [cst.Arg(cst.parse_expression(f"{numpy}.asarray({name})")) for name in names]
-    element = cst.Call(func=keywords["function"], args=arrays)
-    if len(inputs) == 1:
-        loop = cst.CompFor(target=cst.Name(names[0]), iter=inputs[0])
+    code = cst.Module([]).code_for_node
+    function = code(keywords["function"])
+    if _is_literal(keywords.get("batch_processing"), ("True",)) and "batch_processing" in keywords:
+        lists = [f"[{numpy}.asarray({name}) for {name} in {code(i)}]" for name, i in zip(names, inputs)]
+        results = f"{function}({', '.join(lists)})"
     else:
-        target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
-        loop = cst.CompFor(target=target, iter=cst.Call(func=cst.Name("zip"), args=[cst.Arg(i) for i in inputs]))
-    args = [cst.Arg(cst.ListComp(elt=element, for_in=loop))]
-    if "output_layouts" in keywords:
-        args.append(cst.Arg(keywords["output_layouts"], keyword=cst.Name("layout"),
-                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-    return cst.Call(func=cst.parse_expression(f"{ndd}.batch"), args=args)
-
+        arrays = ", ".join(f"{numpy}.asarray({name})" for name in names)
+        samples = code(inputs[0]) if len(inputs) == 1 else f"zip({', '.join(code(i) for i in inputs)})"
+        results = f"[{function}({arrays}) for {', '.join(names)} in {samples}]"
+    layout = f", layout={code(keywords['output_layouts'])}" if "output_layouts" in keywords else ""
+    if int(keywords.get("num_outputs", cst.Integer("1")).value) == 1:
+        return cst.parse_expression(f"{ndd}.batch({results}{layout})")
+    outputs = unique_name("outputs", taken)
+    if "batch_processing" in keywords and _is_literal(keywords["batch_processing"], ("True",)):
+        return cst.parse_expression(f"[{ndd}.batch(list({outputs}){layout}) for {outputs} in {results}]")
+    return cst.parse_expression(f"[{ndd}.batch(list({outputs}){layout}) for {outputs} in zip(*{results})]")

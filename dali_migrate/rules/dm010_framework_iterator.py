@@ -8,11 +8,16 @@ from ..analysis import ModuleFacts
 from .base import Finding, Rule
 
 GUIDANCE = {
-    "pytorch": "iterate the migrated generator and call `.torch()` on each Batch",
-    "tf": "wrap the migrated generator with `tf.data.Dataset.from_generator`",
-    "jax": "convert each Batch with `jax.dlpack.from_dlpack(ndd.as_tensor(batch))`",
-    "mxnet": "convert each Batch through DLPack (`ndd.as_tensor(batch)`)",
-    "paddle": "convert each Batch through DLPack (`ndd.as_tensor(batch)`)",
+    "pytorch": "loop over the migrated generator and call `.torch()` on each Batch (`.torch(pad=True)` "
+               "for ragged ones)",
+    "tf": "feed `tf.data.Dataset.from_generator` from the migrated generator, each Batch converted with "
+          "`tf.experimental.dlpack.from_dlpack(ndd.as_tensor(batch).__dlpack__())`",
+    "jax": "loop over the migrated generator and convert each Batch with "
+           "`jax.dlpack.from_dlpack(ndd.as_tensor(batch))`",
+    "mxnet": "loop over the migrated generator and convert each Batch with "
+             "`mx.nd.from_dlpack(ndd.as_tensor(batch).__dlpack__())`",
+    "paddle": "loop over the migrated generator and convert each Batch with "
+              "`paddle.utils.dlpack.from_dlpack(ndd.as_tensor(batch).__dlpack__())`",
     "numba": "call the function on NumPy data between ndd calls",
 }
 

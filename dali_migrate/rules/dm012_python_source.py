@@ -45,10 +45,10 @@ class PythonSource(Rule):
     as its signature and `batch`/`batch_info` ask), iterates a generator (restarting it for
     `cycle=True`), keeps `layout`/`dtype`/`device`, and ends where the source raises
     `StopIteration`, as `run()` did. `parallel=` only spread the calls over processes: the
-    data is the same. `fn.python_function` with per-sample processing and one output becomes a
-    comprehension that calls the function on each sample as a NumPy array, batched with
-    `ndd.batch` (bit for bit). Other sources, `cycle="raise"`, `feed_input`, several outputs,
-    `batch_processing=True` and the other Python operators get a TODO naming the manual step.
+    data is the same. `fn.python_function` becomes a comprehension that calls the function on
+    each sample as a NumPy array (with `batch_processing=True`: once, on lists of them), batched
+    with `ndd.batch`, one Batch per output (bit for bit). Other sources, `cycle="raise"`,
+    `feed_input`, GPU functions and the other Python operators get a TODO naming the manual step.
     """
 
     code = "DM012"

@@ -49,13 +49,13 @@ class CallSiteRewrites:
         if value in self.checkpoints.replaced:
             return self.checkpoints.replaced[value]
         before = self.checkpoints.before.get(value, [])
-        after = self.reader_meta.statements_after.get(value)
-        if not before and after is None:
+        after = list(self.reader_meta.statements_after.get(value, {}).values())
+        if not before and not after:
             return None
         if before:  # the comments above the line now go above the new first statement
             before = [before[0].with_changes(leading_lines=updated.leading_lines), *before[1:]]
             updated = updated.with_changes(leading_lines=[])
-        return [*before, updated, *([after] if after is not None else [])]
+        return [*before, updated, *after]
 
     def is_removed_statement(self, line: cst.SimpleStatementLine) -> bool:
         return (

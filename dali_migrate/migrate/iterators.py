@@ -145,8 +145,8 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
         raise NotMigratable("without `reader_name=` an epoch ends after `size=` samples or when the source "
                             "stops; pass the reader's `reader_name=`, or loop over the migrated generator "
                             "and call `.torch()` on each Batch")
-    if plan.reader is None or _reader_name(plan.reader.node) != reader_name:
-        raise NotMigratable(f"the pipeline has no single reader named {reader_name!r}")
+    if reader_name not in [_reader_name(reader.node) for reader in plan.readers]:
+        raise NotMigratable(f"the pipeline has no reader named {reader_name!r}")
     if _literal(bound.get("size")) not in (None, -1) or _literal(bound.get("last_batch_padded")) not in (None, False):
         raise NotMigratable("`size=`/`last_batch_padded=` beside `reader_name=`")
     policy = _policy(bound, facts)
@@ -218,6 +218,15 @@ class TorchLoaders:
 
     def sites(self, var: str) -> list[Site]:
         return iterator_sites(self.facts, [var])
+
+    def reader_name(self, site: Site) -> str:
+        if site.name not in PARAMETERS:
+            return ""  # replace() says why it is not migrated
+        try:
+            name = _literal(_bind(site.node, PARAMETERS[site.name]).get("reader_name"))
+        except NotMigratable:
+            return ""
+        return name if isinstance(name, str) and len(self.plan.readers) > 1 else ""
 
     def replace(self, site: Site, factory_call: cst.Call, meta: str) -> cst.BaseExpression:
         try:

@@ -35,7 +35,8 @@ class NotMigratable(Exception):
 
 @dataclass
 class ReaderMetaRewrites:
-    statements_after: dict[int, cst.BaseStatement] = field(default_factory=dict)  # id(factory call)
+    # id(factory call) -> the metadata statements after it, by the variable each assigns
+    statements_after: dict[int, dict[str, cst.BaseStatement]] = field(default_factory=dict)
     lookups: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(method call)
     loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
 
@@ -44,6 +45,9 @@ class Loaders(Protocol):
     """Framework iterators over pipelines: they need the reader's metadata too."""
 
     def sites(self, var: str) -> list[Site]: ...
+
+    def reader_name(self, site: Site) -> str:
+        """The reader whose epochs the iterator counts ("" when it is the pipeline's only one)."""
 
     def replace(self, site: Site, factory_call: cst.Call, meta: str) -> cst.BaseExpression: ...
 
@@ -59,18 +63,46 @@ def _reader_name(reader_call: cst.Call) -> cst.SimpleString | None:
     return None
 
 
-def _lookup(site: Site, reader_name: cst.SimpleString | None, meta: str) -> cst.BaseExpression:
+def _named_readers(plan) -> dict[str, object]:
+    """The pipeline's readers by their ``name=``; a one-reader pipeline's reader also by ""."""
+    named = {_reader_name(r.node).evaluated_value: r for r in plan.readers if _reader_name(r.node) is not None}
+    if plan.reader is not None:
+        named[""] = plan.reader
+    return named
+
+
+def _meta_name(var: str, reader_name: str, several: bool) -> str:
+    if not several:
+        return f"{var}_reader_meta"
+    slug = "".join(c if c.isalnum() else "_" for c in reader_name.lower())
+    return f"{var}_{slug}_meta"
+
+
+def _looked_up(site: Site, plan) -> list[str]:
+    """The names of the readers ``site`` reads the metadata of (all, for ``epoch_size()``)."""
     call: cst.Call = site.node
-    value = f'{meta}["epoch_size_padded"]' if site.detail == "epoch_size" else meta
+    named = _named_readers(plan)
     if not call.args:
-        if reader_name is None:
-            raise NotMigratable("the reader has no `name=`, so the result's key is unknown")
-        return cst.parse_expression(f"{{{reader_name.value}: {value}}}")
+        if not [n for n in named if n]:
+            raise NotMigratable("give the reader a `name=`: without an argument the result is keyed by "
+                                "reader names")
+        return sorted(n for n in named if n)
     if len(call.args) != 1 or not isinstance(call.args[0].value, cst.SimpleString):
         raise NotMigratable("pass the reader's name as a string literal")
-    if reader_name is None or call.args[0].value.evaluated_value != reader_name.evaluated_value:
-        raise NotMigratable(f"no reader named {call.args[0].value.evaluated_value!r} in the pipeline")
-    return cst.parse_expression(value)
+    wanted = call.args[0].value.evaluated_value
+    if wanted not in named:
+        raise NotMigratable(f"no reader named {wanted!r} in the pipeline")
+    return [wanted]
+
+
+def _lookup(site: Site, metas: dict[str, str], plan) -> cst.BaseExpression:
+    """``metas``: reader name -> the variable holding its metadata."""
+    def value(meta: str) -> str:
+        return f'{meta}["epoch_size_padded"]' if site.detail == "epoch_size" else meta
+    if not site.node.args:
+        keys = {name: _reader_name(reader.node).value for name, reader in _named_readers(plan).items() if name}
+        return cst.parse_expression("{" + ", ".join(f"{keys[name]}: {value(meta)}" for name, meta in metas.items()) + "}")
+    return cst.parse_expression(value(next(iter(metas.values()))))
 
 
 def _bound_arguments(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
@@ -124,25 +156,27 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
     """Rewrites for every metadata lookup on ``plan``'s pipelines, and for the framework
     iterators over them (``loaders``); NotMigratable names the first one a person must do."""
     rewrites = ReaderMetaRewrites()
+    several = len(plan.readers) > 1
     for var in plan.pipe_vars:
         sites = meta_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
-        if not sites and not loader_sites:
-            continue
-        if sites and plan.reader is None:
-            raise NotMigratable("the pipeline has several readers, or none")
-        reader_name = _reader_name(plan.reader.node) if plan.reader else None
-        meta = f"{var}_reader_meta"
         for site in [*sites, *loader_sites]:
             factory_call = factory_in_scope(factory_statements.get(var, []), site, scope_of, var, plan)
             if factory_call is None:
                 continue  # there, `var` holds another pipeline, whose plan takes the site
             if site in loader_sites:
-                rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, meta)
+                readers = [loaders.reader_name(site)]
+            else:
+                readers = _looked_up(site, plan)
+            metas = {name: _meta_name(var, name, several) for name in readers}
+            if site in loader_sites:
+                rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, metas[readers[0]])
                 rewrites.loaders.append(site)
             else:
-                rewrites.lookups[id(site.node)] = _lookup(site, reader_name, meta)
-            rewrites.statements_after[id(factory_call)] = _meta_statement(plan, factory_call, meta, facts, ndd_alias)
+                rewrites.lookups[id(site.node)] = _lookup(site, metas, plan)
+            after = rewrites.statements_after.setdefault(id(factory_call), {})
+            for name, meta in metas.items():
+                after[meta] = _meta_statement(plan, _named_readers(plan)[name], factory_call, meta, facts, ndd_alias)
     return rewrites
 
 
@@ -159,12 +193,12 @@ def factory_in_scope(calls: list[cst.Call], site: Site, scope_of, var: str, plan
     return here[0]
 
 
-def _meta_statement(plan, factory_call: cst.Call, meta: str, facts: ModuleFacts, ndd_alias: str):
+def _meta_statement(plan, reader, factory_call: cst.Call, meta: str, facts: ModuleFacts, ndd_alias: str):
     function = plan.function
     params = {p.name.value for p in all_params(function.params)}
     substitute = _Substitute(_bound_arguments(function, factory_call), params, _graph_locals(function))
-    reader_call = plan.reader.node.visit(substitute)
-    constructor = reader_constructor(plan.reader, ndd_alias, facts.optable, reader_call)
+    reader_call = reader.node.visit(substitute)
+    constructor = reader_constructor(reader, ndd_alias, facts.optable, reader_call)
     value = cst.Call(func=cst.Attribute(value=constructor, attr=cst.Name("get_metadata")))
     return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(meta))], value=value)])
 

@@ -414,10 +414,13 @@ class _FactCollector(cst.CSTVisitor):
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
 
 
-def collect_facts(module: cst.Module, optable: OpTable | None = None,
-                  imports: ImportTable | None = None) -> ModuleFacts:
+def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: ImportTable | None = None,
+                  imported_pipelines: frozenset[str] = frozenset()) -> ModuleFacts:
+    """``imported_pipelines``: names (``train_pipe``, ``pipelines.train_pipe``) that stand for
+    pipeline functions another module of the project defines."""
     facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
-    if facts.uses_dali:
+    facts.pipeline_functions |= imported_pipelines
+    if facts.uses_dali or imported_pipelines:
         collector = _FactCollector(facts)
         for index, statement in enumerate(module.body):
             collector.statement_index = index

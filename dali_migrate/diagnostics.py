@@ -33,3 +33,5 @@ class FileResult:
     new_source: bytes | None = None
     diff: str = ""
     exported: list[str] = field(default_factory=list)  # top-level names that now mean a generator
+    # imported pipelines (local name) whose uses here cannot be migrated, with the reason
+    imports_blocked: dict[str, str] = field(default_factory=dict)

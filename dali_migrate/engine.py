@@ -76,11 +76,12 @@ class Analysed:
     rule_errors: list[str]
 
 
-def analyse(module: cst.Module, config: Config, imports: ImportTable | None = None) -> Analysed:
-    facts = collect_facts(module, imports=imports)
+def analyse(module: cst.Module, config: Config, imports: ImportTable | None = None,
+            imported_pipelines: frozenset[str] = frozenset()) -> Analysed:
+    facts = collect_facts(module, imports=imports, imported_pipelines=imported_pipelines)
     findings: list[Finding] = []
     errors: list[str] = []
-    if facts.uses_dali:
+    if facts.uses_dali or imported_pipelines:
         for rule_class in ALL_RULES:
             if not config.enabled(rule_class.code):
                 continue
@@ -107,8 +108,8 @@ def _unsuppressed(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
     return sorted(kept, key=lambda d: (d.line, d.column, d.code))
 
 
-def _analysed_or_error(data: bytes, config: Config) -> Analysed:
-    analysed = analyse(parse(data), config)
+def _analysed_or_error(data: bytes, config: Config, imported_pipelines: frozenset[str] = frozenset()) -> Analysed:
+    analysed = analyse(parse(data), config, imported_pipelines=imported_pipelines)
     if analysed.rule_errors:
         raise SourceError("; ".join(analysed.rule_errors))
     return analysed
@@ -148,7 +149,7 @@ class _Migrated:
     normalized: "NormalizedModule | None" = None
 
 
-def _migrate(original: Analysed, config: Config, keep: dict[str, str]) -> _Migrated:
+def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported: dict | None = None) -> _Migrated:
     """Migrate, with ``with pipe:`` graphs in decorator form where that is possible. A graph
     whose normalized form cannot be migrated either is left as it was written."""
     from .migrate import migrate_module
@@ -163,14 +164,15 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str]) -> _Migra
         reasons |= normalized.reasons
         if not normalized.graphs:
             break
-        subject = analyse(normalized.module, config, normalized.imports())
-        migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep)
+        subject = analyse(normalized.module, config, normalized.imports(), frozenset(imported or {}))
+        migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep, imported=imported)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
             return _Migrated(migration, subject, normalized)
         skip |= {id(g.original_statement) for g in blocked}
         reasons |= {id(g.reason_anchor): migration.blockers.get(g.function.name.value, []) for g in blocked}
-    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep), original)
+    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported),
+                     original)
 
 
 def _node_ids(node: cst.CSTNode) -> set[int]:
@@ -225,17 +227,20 @@ def _legacy_ops_converted(original: Analysed, migrated: _Migrated, data: bytes, 
     return [_diagnostic(path, positions, f.code, f.message, f.node, "fixed") for f in legacy]
 
 
-def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None) -> FileResult:
+def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None,
+                   imported: dict | None = None) -> FileResult:
     """The migrated bytes (``new_source``, None when unchanged), with what was fixed and left.
-    ``keep``: top-level pipeline names that other files use, to leave in pipeline mode."""
+    ``keep``: top-level pipeline names that other files use, to leave in pipeline mode.
+    ``imported``: local name -> the plan of a pipeline that another file defines and migrates."""
     result = FileResult(path)
-    if not might_use_dali(data):
+    if not imported and not might_use_dali(data):
         return result
     try:
-        original = _analysed_or_error(data, config)
+        original = _analysed_or_error(data, config, frozenset(imported or {}))
         if not original.findings:
             return result
-        migrated = _migrate(original, config, keep or {})
+        migrated = _migrate(original, config, keep or {}, imported)
+        result.imports_blocked = migrated.migration.imports_blocked
         new_data = migrated.migration.module.bytes
         cst.parse_module(new_data)  # never write something that does not parse
     except SourceError as error:
@@ -296,10 +301,11 @@ def check_file(data: bytes, path: str, config: Config) -> FileResult:
     return result
 
 
-def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None) -> FileResult:
+def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None,
+                 imported: dict | None = None) -> FileResult:
     """``migrate_source`` for Python files and the code cells of notebooks."""
     if not is_notebook(path):
-        return migrate_source(data, path, config, keep)
+        return migrate_source(data, path, config, keep, imported)
     from .notebook import NotebookError, cell_diff, read_code_cells, write_code_cells
 
     result = FileResult(path)

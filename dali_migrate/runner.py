@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from . import crossmodule
 from .cache import CheckCache
 from .config import Config
 from .diagnostics import FileResult
@@ -155,10 +156,11 @@ def check_file(data: bytes, path: str, config: Config) -> FileResult:
     return check(data, path, config)
 
 
-def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None) -> FileResult:
+def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None,
+                 imported: dict | None = None) -> FileResult:
     from .engine import migrate_file as migrate
 
-    return migrate(data, path, config, keep)
+    return migrate(data, path, config, keep, imported)
 
 
 def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOptions()) -> list[FileResult]:
@@ -194,25 +196,55 @@ class _ImportIndex:
                 if path.resolve() != own and imports_module.search(data)]
 
 
-def _keep_what_other_files_use(results: list[FileResult], run_files: list[Path], project_files: list[Path],
-                               config: Config, root: Path | None) -> None:
-    """A pipeline used from another file stays in pipeline mode: its callers there keep calling
-    ``build()`` and ``run()``, which a generator does not have."""
+def _migrate_across_files(results: list[FileResult], run_files: list[Path], project_files: list[Path],
+                          config: Config, root: Path | None) -> None:
+    """A pipeline used from other files is migrated with them when they are all in the run and
+    their uses can be migrated; otherwise it stays in pipeline mode (see crossmodule.py)."""
     exporting = [(position, path, result) for position, (path, result) in enumerate(zip(run_files, results))
                  if result.changed and result.exported and path.suffix != ".ipynb"]
     if not exporting:
         return
     index = _ImportIndex({name for _, _, result in exporting for name in result.exported}, project_files)
-    for position, path, result in exporting:
-        keep = {}
-        for name in result.exported:
-            users = index.importers(name, path.stem, path)
-            if users:
-                keep[name] = (f"`{name}` is used from {_relative(users[0], root)}"
-                              f"{f' and {len(users) - 1} more' if len(users) > 1 else ''}: "
-                              "migrate those uses together by hand")
-        if keep:
-            results[position] = migrate_file(path.read_bytes(), result.path, config, keep)
+    in_run = {path.resolve(): position for position, path in enumerate(run_files)}
+    relative = lambda path: _relative(path, root)  # noqa: E731
+    exporters = [_exporter(position, path, result, index, in_run, config, relative)
+                 for position, path, result in exporting]
+    exporters = [e for e in exporters if e.users]
+    imported = crossmodule.settle(
+        exporters, root, relative,
+        lambda importer, plans: migrate_file(importer.read_bytes(), str(importer), config, None, plans))
+    for exporter in exporters:
+        if exporter.keep:
+            path = run_files[exporter.position]
+            results[exporter.position] = migrate_file(path.read_bytes(), results[exporter.position].path, config,
+                                                      exporter.keep, imported.get(path))
+    kept_positions = {e.position for e in exporters if e.keep}
+    for importer, plans in imported.items():
+        position = in_run[importer.resolve()]
+        if position not in kept_positions:
+            results[position] = migrate_file(importer.read_bytes(), results[position].path, config, None, plans)
+
+
+def _exporter(position: int, path: Path, result: FileResult, index: _ImportIndex, in_run: dict[Path, int],
+              config: Config, relative) -> crossmodule.Exporter:
+    exporter = crossmodule.Exporter(path, position, {})
+    for name in result.exported:
+        users = index.importers(name, path.stem, path)
+        if users:
+            exporter.users[name] = users
+    if not exporter.users:
+        return exporter
+    exporter.plans = crossmodule.defined_plans(path.read_bytes(), config, set(exporter.users))
+    for name, users in exporter.users.items():
+        outside = [u for u in users if u.resolve() not in in_run or u.suffix != ".py"]
+        if outside:
+            exporter.keep[name] = (f"`{name}` is used from {relative(outside[0])}"
+                                   f"{f' and {len(outside) - 1} more' if len(outside) > 1 else ''}, which "
+                                   "this run does not migrate: pass it too, or migrate those uses by hand")
+        elif name not in exporter.plans:
+            exporter.keep[name] = (f"`{name}` is used from {relative(users[0])}: only `@pipeline_def` functions "
+                                   "are migrated with their importers; migrate those uses together by hand")
+    return exporter
 
 
 def _relative(path: Path, root: Path | None) -> str:
@@ -254,7 +286,7 @@ def run_migrate(paths: Iterable[Path], config: Config, write: bool,
     if any(r.exported for r in results):
         run_files = _files(paths, config, options.shard)
         root = _project_root(paths, config)
-        _keep_what_other_files_use(results, run_files, _project_files(root, config, run_files), config, root)
+        _migrate_across_files(results, run_files, _project_files(root, config, run_files), config, root)
     if write:
         for result in results:
             if result.changed and result.error is None:

@@ -60,22 +60,71 @@ print(pipe.run()[0].as_array().ravel().tolist(), pipelines.first_labels())
 '''
 
 
+def _run(root: Path, script: str = "train.py") -> str:
+    done = subprocess.run([sys.executable, script], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 @pytest.mark.parametrize("caller", [FROM_IMPORT, MODULE_IMPORT], ids=["from-import", "module-import"])
-@pytest.mark.parametrize("given", ["folder", "single file"])
-def test_a_pipeline_imported_elsewhere_is_kept_and_the_project_still_runs(tmp_path, caller, given):
+def test_a_pipeline_and_its_importer_are_migrated_together(tmp_path, caller):
     root = _project(tmp_path, caller)
-    before = subprocess.run([sys.executable, "train.py"], cwd=root, capture_output=True, text=True)
-    assert before.returncode == 0, before.stderr
-    target = root if given == "folder" else root / "pkg" / "pipelines.py"
-    results = run_migrate([target], Config(), write=True)
+    before = _run(root)
+    results = run_migrate([root], Config(), write=True)
+    assert all(r.error is None for r in results)
+    migrated = (root / "pkg" / "pipelines.py").read_text()
+    assert "def train_pipe(root, *, batch_size=2, num_threads=1):" in migrated
+    assert "def local_pipe(root, *, batch_size=2, num_threads=1):" in migrated
+    caller_now = (root / "train.py").read_text()
+    assert "build()" not in caller_now and "next(pipe)" in caller_now and "TODO" not in caller_now
+    assert _run(root) == before
+
+
+@pytest.mark.parametrize("caller", [FROM_IMPORT, MODULE_IMPORT], ids=["from-import", "module-import"])
+def test_a_pipeline_whose_importer_is_not_in_the_run_is_kept(tmp_path, caller):
+    root = _project(tmp_path, caller)
+    before = _run(root)
+    results = run_migrate([root / "pkg" / "pipelines.py"], Config(), write=True)
     assert all(r.error is None for r in results)
     migrated = (root / "pkg" / "pipelines.py").read_text()
     assert "def local_pipe(root, *, batch_size=2, num_threads=1):" in migrated  # nobody imports it
     assert "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\ndef train_pipe(root):" in migrated
-    assert "DM001 `train_pipe` is used from train.py" in migrated
-    after = subprocess.run([sys.executable, "train.py"], cwd=root, capture_output=True, text=True)
-    assert after.returncode == 0, after.stderr
-    assert after.stdout == before.stdout
+    assert "DM001 `train_pipe` is used from train.py, which this run does not migrate: pass it too" in migrated
+    assert (root / "train.py").read_text() == caller
+    assert _run(root) == before
+
+
+def test_a_use_that_cannot_be_migrated_keeps_the_pipeline_in_both_files(tmp_path):
+    caller = FROM_IMPORT.replace("pipe.build()", "pipe.build()\nprint(pipe.serialize() is not None)")
+    root = _project(tmp_path, caller)
+    before = _run(root)
+    run_migrate([root], Config(), write=True)
+    migrated = (root / "pkg" / "pipelines.py").read_text()
+    assert "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\ndef train_pipe(root):" in migrated
+    assert "DM001 `train_pipe` is used from train.py: `pipe.serialize()` needs a manual migration" in migrated
+    assert (root / "train.py").read_text() == caller
+    assert _run(root) == before
+
+
+def test_relative_imports_inside_a_package_are_followed(tmp_path):
+    root = _project(tmp_path, "from pkg.cli import main\n\nmain()\n")
+    (root / "pkg" / "cli.py").write_text("from .pipelines import ROOT, train_pipe as make\n\n\ndef main():\n"
+                                         "    pipe = make(ROOT, batch_size=3)\n    pipe.build()\n"
+                                         "    print(pipe.run()[0].as_array().ravel().tolist())\n")
+    before = _run(root)
+    run_migrate([root], Config(), write=True)
+    assert "next(pipe)" in (root / "pkg" / "cli.py").read_text()
+    assert "def train_pipe(root, *, batch_size=2" in (root / "pkg" / "pipelines.py").read_text()
+    assert _run(root) == before
+
+
+def test_an_import_that_cannot_be_followed_keeps_the_pipeline(tmp_path):
+    caller = "import pkg.pipelines\nimport pkg\n\npipe = pkg.pipelines.train_pipe(pkg.pipelines.ROOT)\npipe.build()\n" \
+             "print(pipe.run()[0].as_array().ravel().tolist())\n"
+    root = _project(tmp_path, caller)
+    before = _run(root)
+    run_migrate([root], Config(), write=True)
+    assert _run(root) == before
 
 
 def test_a_name_that_is_not_imported_from_the_module_does_not_keep_it(tmp_path):

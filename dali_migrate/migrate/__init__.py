@@ -14,7 +14,7 @@ from .conditionals import per_sample_statements, per_sample_test
 from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
 from . import torch_loader
-from .imports import fix_imports, has_ndd_import, insert_after_imports
+from .imports import fix_imports, has_ndd_import, insert_after_imports, used_names
 from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan
@@ -23,6 +23,7 @@ from .plan import (
     block_shared_variables,
     find_stray_references,
     plan_decorated_pipeline,
+    plan_imported_pipeline,
 )
 from .reader_meta import (
     NotMigratable,
@@ -44,6 +45,7 @@ class MigrationResult:
     migrated_pipelines: list[str] = field(default_factory=list)
     blockers: dict[str, list] = field(default_factory=dict)  # pipeline name -> its Blockers
     exported: list[str] = field(default_factory=list)  # top-level names that now mean a generator
+    imports_blocked: dict[str, str] = field(default_factory=dict)  # imported pipeline -> why its uses stay
 
 
 class _NodeIds(cst.CSTVisitor):
@@ -280,12 +282,15 @@ def _exported(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePla
 
 
 def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Finding],
-                   graph_reasons: dict[int, list] | None = None, keep: dict[str, str] | None = None) -> MigrationResult:
+                   graph_reasons: dict[int, list] | None = None, keep: dict[str, str] | None = None,
+                   imported: dict[str, PipelinePlan] | None = None) -> MigrationResult:
     """``graph_reasons``: per ``with`` statement, the Blockers found when its graph was tried
     in decorator form; they become its TODOs. ``keep``: top-level names that other modules use
-    as pipelines, with the reason, to leave in pipeline mode."""
+    as pipelines, with the reason, to leave in pipeline mode. ``imported``: local name -> the
+    plan of a pipeline another module defines and migrates; its uses here are migrated."""
     strays = find_stray_references(module, facts)
     plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
+    plans += [plan_imported_pipeline(plan, local, facts, strays) for local, plan in (imported or {}).items()]
     _keep_in_pipeline_mode(plans, facts, keep or {})
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"
@@ -296,21 +301,27 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     migratable = [p for p in plans if p.migratable]
     checkpoints = CheckpointRewrites.merged([checkpoints_by_plan[id(p)] for p in migratable if id(p) in checkpoints_by_plan])
     call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta, checkpoints)
-    fixed_ids = set().union(*(node_ids(p.function) for p in migratable)) | call_sites.fixed_ids
+    fixed_ids = set().union(*(node_ids(p.function) for p in migratable if not p.imported)) | call_sites.fixed_ids
     fixed = [f for f in findings if id(f.node) in fixed_ids]
     todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids],
                                      graph_reasons or {}, [*_escape_todos(facts, migratable),
                                                            *_restore_todos(checkpoints)])
-    migrator = Migrator(facts, migratable, ndd_alias, call_sites, todos)
+    own = [p for p in migratable if not p.imported]
+    migrator = Migrator(facts, own, ndd_alias, call_sites, todos)
     new_module = module.visit(migrator)
     if migratable or call_sites.fixed_ids:
-        types_names = set().union(*(names_needed(p.sources) for p in migratable))
+        types_names = set().union(*(names_needed(p.sources) for p in own))
         need_numpy = call_sites.needs_numpy or (migrator.op_plan.needs_numpy and numpy_alias(module) is None)
-        new_module = fix_imports(new_module, need_ndd=True, need_numpy=need_numpy,
-                                 need_types=types_names,
-                                 need_itertools=any(len(p.readers) > 1 for p in migratable))
+        new_module = fix_imports(new_module, need_ndd=bool(own) or _uses_ndd(new_module, ndd_alias),
+                                 need_numpy=need_numpy, need_types=types_names,
+                                 need_itertools=any(len(p.readers) > 1 for p in own))
     if reader_meta.loaders:
         new_module = insert_after_imports(new_module, cst.parse_module(torch_loader.source(loader_class)).body)
-    return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in migratable],
-                           {p.graph.name: p.blockers for p in plans if not p.migratable},
-                           _exported(module, facts, migratable))
+    return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in own],
+                           {p.graph.name: p.blockers for p in plans if not p.migratable and not p.imported},
+                           _exported(module, facts, own),
+                           {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable})
+
+
+def _uses_ndd(module: cst.Module, ndd_alias: str) -> bool:
+    return ndd_alias in used_names(module)

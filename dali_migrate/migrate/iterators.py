@@ -124,6 +124,9 @@ def _output_count(function: cst.FunctionDef) -> int | None:
 def _batch_size(plan, factory_call: cst.Call) -> cst.BaseExpression:
     given = {a.keyword.value: a.value for a in factory_call.args if a.keyword is not None}
     value = given.get("batch_size", plan.pipeline_args.get("batch_size"))
+    if plan.imported and "batch_size" not in given and not isinstance(value, cst.Integer):
+        raise NotMigratable("pass `batch_size=` where the pipeline is created: its default is a name of "
+                            "the module that defines it")
     if not isinstance(value, (cst.Integer, cst.Name)):
         raise NotMigratable("give the pipeline's `batch_size=` as a name or an integer")
     return value

@@ -6,7 +6,7 @@ Batches. Each reason not to migrate is a ``Blocker`` that becomes a TODO comment
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -62,6 +62,7 @@ class PipelinePlan:
     sources: list[SourcePlan] = field(default_factory=list)  # external_source calls
     per_sample_ifs: list[conditionals.PerSampleIf] = field(default_factory=list)
     checkpointing: bool = False  # the generator takes a `checkpoint=` to register its state with
+    imported: bool = False  # defined (and migrated) in another module; only its uses are here
 
     @property
     def migratable(self) -> bool:
@@ -101,6 +102,20 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_conditionals(plan, keywords)
     _check_call_sites(plan, facts, strays)
     plan.params = _mapped_params(plan, keywords)
+    return plan
+
+
+def plan_imported_pipeline(defined: PipelinePlan, local: str, facts: ModuleFacts,
+                           strays: dict[str, list]) -> PipelinePlan:
+    """A pipeline that another module defines, as this module uses it under ``local``: its
+    graph was planned there; here only the call sites are."""
+    plan = replace(defined, graph=replace(defined.graph, name=local), blockers=[], pipe_vars=[],
+                   factory_calls=[], imported=True)
+    _check_call_sites(plan, facts, strays)
+    if plan.checkpointing and not defined.checkpointing:
+        plan.block("DM013", plan.factory_calls[0] if plan.factory_calls else defined.function,
+                   f"checkpointing is enabled only where `{local}` is called: add `enable_checkpointing=True` "
+                   "to its `@pipeline_def`")
     return plan
 
 
@@ -325,6 +340,9 @@ class _StrayReferenceFinder(cst.CSTVisitor):
             self.accounted.add(id(node.name))
         if isinstance(node, cst.Name) and node.value in self.names:
             self.found.setdefault(node.value, []).append(node)
+        if isinstance(node, cst.Attribute) and dotted_name(node) in self.names:  # ``pipelines.train``
+            self.found.setdefault(dotted_name(node), []).append(node)
+            return False
         return True
 
 

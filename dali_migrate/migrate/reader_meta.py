@@ -105,11 +105,16 @@ def _lookup(site: Site, metas: dict[str, str], plan) -> cst.BaseExpression:
     return cst.parse_expression(value(next(iter(metas.values()))))
 
 
-def _bound_arguments(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """Each parameter of ``function`` with the expression ``call`` gives it (or its default)."""
+LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
+
+
+def _bound_arguments(function: cst.FunctionDef, call: cst.Call, imported: bool = False) -> dict[str, cst.BaseExpression]:
+    """Each parameter of ``function`` with the expression ``call`` gives it (or its default;
+    for a function of another module, only a literal default means the same here)."""
     params = function.params
     positional = [*params.posonly_params, *params.params]
-    bound = {p.name.value: p.default for p in [*positional, *params.kwonly_params] if p.default is not None}
+    bound = {p.name.value: p.default for p in [*positional, *params.kwonly_params]
+             if p.default is not None and (not imported or isinstance(p.default, LITERALS))}
     positional_args = [a for a in call.args if a.keyword is None]
     if any(a.star for a in call.args) or len(positional_args) > len(positional):
         raise NotMigratable("the pipeline's arguments cannot be matched to its parameters")
@@ -121,9 +126,11 @@ def _bound_arguments(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst
 class _Substitute(cst.CSTTransformer):
     """Replaces the pipeline's parameters in the reader's arguments by the values passed."""
 
-    def __init__(self, bound: dict[str, cst.BaseExpression], params: set[str], graph_locals: set[str]) -> None:
+    def __init__(self, bound: dict[str, cst.BaseExpression], params: set[str], graph_locals: set[str],
+                 imported: bool = False) -> None:
         super().__init__()
         self.bound, self.params, self.graph_locals = bound, params, graph_locals
+        self.imported = imported  # the reader is defined in another module: its names are not here
         self.skip: set[int] = set()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -144,6 +151,8 @@ class _Substitute(cst.CSTTransformer):
             return value
         if name in self.graph_locals:
             raise NotMigratable(f"the reader's arguments use `{name}`, computed inside the pipeline")
+        if self.imported and name not in ("True", "False", "None"):
+            raise NotMigratable(f"the reader's arguments use `{name}` of the module that defines the pipeline")
         return updated_node
 
 
@@ -196,8 +205,9 @@ def factory_in_scope(calls: list[cst.Call], site: Site, scope_of, var: str, plan
 def _meta_statement(plan, reader, factory_call: cst.Call, meta: str, facts: ModuleFacts, ndd_alias: str):
     function = plan.function
     params = {p.name.value for p in all_params(function.params)}
-    substitute = _Substitute(_bound_arguments(function, factory_call), params, _graph_locals(function))
-    reader_call = reader.node.visit(substitute)
+    bound = _bound_arguments(function, factory_call, plan.imported)
+    substitute = _Substitute(bound, params, _graph_locals(function), plan.imported)
+    reader_call = reader.node.with_changes(args=[arg.visit(substitute) for arg in reader.node.args])
     constructor = reader_constructor(reader, ndd_alias, facts.optable, reader_call)
     value = cst.Call(func=cst.Attribute(value=constructor, attr=cst.Name("get_metadata")))
     return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(meta))], value=value)])

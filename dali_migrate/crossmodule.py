@@ -1,0 +1,163 @@
+"""Pipelines defined in one file and used in others: migrate them together, or keep them.
+
+A pipeline function that another file imports is migrated only when every such file is part of
+the run and its uses can be migrated too: ``pipe = train_pipe(...)``, ``build()``, ``run()``,
+outputs, iterators, checkpoints, as within one file. Otherwise it stays in pipeline mode, with
+a TODO naming the file and the reason, so that no caller is left calling ``build()`` on a
+generator. The decision is a fixed point: keeping one pipeline can change what its importers
+can do, so importers are tried again until nothing changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import libcst as cst
+
+from .config import Config
+from .diagnostics import FileResult
+from .imports import dotted_name
+
+
+def module_name(path: Path, root: Path | None) -> str:
+    """``pkg/pipelines.py`` -> ``pkg.pipelines``, relative to the project root."""
+    try:
+        relative = path.resolve().relative_to(root.resolve()) if root else Path(path.name)
+    except ValueError:
+        relative = Path(path.name)
+    parts = list(relative.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _same_module(defined: str, imported: str) -> bool:
+    """``src.pkg.pipelines`` is imported as ``pkg.pipelines`` when ``src`` is on the path."""
+    return bool(imported) and (defined == imported or defined.endswith("." + imported))
+
+
+def _absolute(node: cst.ImportFrom, importer: str) -> str:
+    module = dotted_name(node.module) if node.module is not None else ""
+    if not node.relative:
+        return module or ""
+    package = importer.split(".")[: -len(node.relative)] if importer else []
+    return ".".join([*package, *([module] if module else [])])
+
+
+class _Imports(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.nodes: list[cst.Import | cst.ImportFrom] = []
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.nodes.append(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.nodes.append(node)
+
+
+class Unfollowable(Exception):
+    """An import of the defining module that dali-migrate cannot map to local names."""
+
+
+def imported_locals(importer: cst.Module, importer_module: str, defined: str, names: set[str]) -> dict[str, str]:
+    """Local spelling (``train_pipe``, ``pipelines.train_pipe``) -> the defined name it stands for."""
+    visitor = _Imports()
+    importer.visit(visitor)
+    found: dict[str, str] = {}
+    for node in visitor.nodes:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name) or ""
+                if _same_module(defined, full):
+                    local = alias.asname.name.value if alias.asname else full
+                    found.update((f"{local}.{name}", name) for name in names)
+            continue
+        source = _absolute(node, importer_module)
+        if isinstance(node.names, cst.ImportStar):
+            if _same_module(defined, source):
+                raise Unfollowable("a star import")
+            continue
+        for alias in node.names:
+            name = dotted_name(alias.name) or ""
+            local = alias.asname.name.value if alias.asname else name
+            if _same_module(defined, source) and name in names:
+                found[local] = name
+            elif _same_module(defined, f"{source}.{name}" if source else name):  # from pkg import pipelines
+                found.update((f"{local}.{defined_name}", defined_name) for defined_name in names)
+    return found
+
+
+@dataclass
+class Exporter:
+    path: Path
+    position: int  # in the run's results
+    users: dict[str, list[Path]]  # exported name -> files that import it
+    plans: dict[str, object] = field(default_factory=dict)  # name -> its PipelinePlan
+    keep: dict[str, str] = field(default_factory=dict)  # name -> why it stays in pipeline mode
+
+
+def defined_plans(data: bytes, config: Config, names: set[str]) -> dict[str, object]:
+    """The plans of the decorated pipeline functions ``names`` in a file's source."""
+    from .engine import SourceError, _analysed_or_error
+    from .migrate.plan import find_stray_references, plan_decorated_pipeline
+
+    try:
+        analysed = _analysed_or_error(data, config)
+    except SourceError:
+        return {}
+    strays = find_stray_references(analysed.module, analysed.facts)
+    plans = [plan_decorated_pipeline(graph, analysed.facts, strays) for graph in analysed.facts.graphs
+             if graph.kind == "decorator" and graph.name in names]
+    return {plan.graph.name: plan for plan in plans if plan.migratable}
+
+
+def settle(exporters: list[Exporter], root: Path | None, relative: Callable[[Path], str],
+           try_importer: Callable[[Path, dict[str, object]], FileResult]) -> dict[Path, dict[str, object]]:
+    """Decide which exported pipelines migrate with their importers; fill each exporter's
+    ``keep``. Returns, per importer, the imported plans its migration gets (local name -> plan)."""
+    while True:
+        imported, owners = _imports_of_alive(exporters, root, relative)
+        killed = False
+        for importer, plans in imported.items():
+            result = try_importer(importer, plans)
+            for local, why in (result.imports_blocked.items() if result.error is None else
+                               [(local, result.error) for local in plans]):
+                exporter, name = owners[importer][local]
+                if name not in exporter.keep:
+                    exporter.keep[name] = f"`{name}` is used from {relative(importer)}: {why}"
+                    killed = True
+        if not killed:
+            return imported
+
+
+def _imports_of_alive(exporters: list[Exporter], root: Path | None, relative: Callable[[Path], str]):
+    imported: dict[Path, dict[str, object]] = {}
+    owners: dict[Path, dict[str, tuple[Exporter, str]]] = {}
+    for exporter in exporters:
+        defined = module_name(exporter.path, root)
+        for name, users in exporter.users.items():
+            if name in exporter.keep:
+                continue
+            for user in users:
+                try:
+                    source = cst.parse_module(user.read_bytes())
+                    locals_ = imported_locals(source, module_name(user, root), defined, {name})
+                    if not locals_:
+                        raise Unfollowable(f"no import of `{defined}` names it")
+                except (OSError, cst.ParserSyntaxError, Unfollowable, UnicodeDecodeError) as error:
+                    exporter.keep[name] = f"`{name}` is used from {relative(user)}, whose import cannot be " \
+                                          f"followed ({error}): migrate those uses together by hand"
+                    break
+                for local in locals_:
+                    imported.setdefault(user, {})[local] = exporter.plans[name]
+                    owners.setdefault(user, {})[local] = (exporter, name)
+    # an importer whose exporter kept a name after all must not get it
+    for user in list(imported):
+        for local, (exporter, name) in list(owners[user].items()):
+            if name in exporter.keep:
+                del imported[user][local]
+        if not imported[user]:
+            del imported[user]
+    return imported, owners

@@ -100,6 +100,7 @@ class Migrator(cst.CSTTransformer):
                 self.op_plan.call_rngs[id(call.node)] = names.op_rngs[id(call.node)]
             elif call.op is not None and call.op.random:
                 self.op_plan.call_rngs[id(call.node)] = names.rng
+        self.op_plan.mixed_strings |= plan.mixed_strings
         per_sample = set().union(*(node_ids(branch.statement) for branch in plan.per_sample_ifs))
         self.op_plan.subscripts |= {id(s.node) for s in self.facts.datanode_subscripts
                                     if id(s.node) in inside and id(s.node) not in per_sample}  # Tensors there
@@ -121,6 +122,9 @@ class Migrator(cst.CSTTransformer):
         if id(original_node) in self.op_plan.calls:
             return self.op_rewriter.leave_Call(original_node, updated_node)
         return self.call_sites.rewrite_call(original_node, updated_node)
+
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
+        return self.op_rewriter.leave_SimpleString(original_node, updated_node)
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         if id(original_node) in self.op_plan.subscripts:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from . import checkpointing
 from . import external_source as sources
-from .ops import append_keyword, reader_constructor
+from .ops import append_keyword, bracket_moved, reader_constructor, realigned
 from .plan import PipelinePlan, reader_needs_pipeline_seed
 
 
@@ -140,6 +140,9 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
             # pipeline mode seeds a shuffling reader from the pipeline's seed: keep the order
             # reproducible and tied to that seed (not equal: DALI derives the seed in C++)
             constructor = constructor.with_changes(args=append_keyword(list(constructor.args), "seed", cst.Name("seed")))
+        # `images, labels = fn.readers.file(` is now `reader = ndd.readers.File(`
+        moved = bracket_moved([assign.targets[0].target, assign.value.func], [cst.Name(name), constructor.func])
+        constructor = realigned(constructor, moved)
         setup.append(lines[index].with_changes(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(name))], value=constructor)]))
     replacements = replacements or {}

@@ -23,6 +23,7 @@ from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
 from ..rules.dm010_framework_iterator import GUIDANCE, plugin_name
 from .names import all_names
+from .ops import bracket_moved, realigned
 from .reader_meta import NotMigratable
 
 PYTORCH = "nvidia.dali.plugin.pytorch."
@@ -127,7 +128,9 @@ def _batch_size(plan, factory_call: cst.Call) -> cst.BaseExpression:
     if plan.imported and "batch_size" not in given and not isinstance(value, cst.Integer):
         raise NotMigratable("pass `batch_size=` where the pipeline is created: its default is a name of "
                             "the module that defines it")
-    if not isinstance(value, (cst.Integer, cst.Name)):
+    # the loader is created where the pipeline is, so a name or attribute means the same there
+    plain = (cst.Integer, cst.Name, cst.Attribute) if "batch_size" in given else (cst.Integer, cst.Name)
+    if not isinstance(value, plain) or isinstance(value, cst.Attribute) and dotted_name(value) is None:
         raise NotMigratable("give the pipeline's `batch_size=` as a name or an integer")
     return value
 
@@ -161,7 +164,8 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
     added = [_keyword("batch_size", _batch_size(plan, factory_call))]
     if "output_map" not in parameters:
         added.insert(0, cst.Arg(_output_map_node(bound, outputs)))
-    return site.node.with_changes(func=cst.Name(class_name), args=_new_args(site.node, parameters, renamed, added))
+    loader = site.node.with_changes(func=cst.Name(class_name), args=_new_args(site.node, parameters, renamed, added))
+    return realigned(loader, bracket_moved([site.node.func], [loader.func]))
 
 
 def _new_args(call: cst.Call, parameters: list[str], renamed: dict[str, cst.Arg], added: list[cst.Arg]) -> list[cst.Arg]:

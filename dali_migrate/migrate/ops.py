@@ -61,6 +61,7 @@ class OpRewritePlan:
     calls: dict[int, DaliCall] = field(default_factory=dict)
     call_rngs: dict[int, str] = field(default_factory=dict)  # per-op seed= -> own RNG
     subscripts: set[int] = field(default_factory=set)
+    mixed_strings: set[int] = field(default_factory=set)  # "mixed" device names given to variables
     numpy_alias: str = "np"
     needs_numpy: bool = False  # set when a rewrite used numpy
 
@@ -91,7 +92,9 @@ class GraphOpRewriter(cst.CSTTransformer):
         args = [_gpu_instead_of_mixed(arg) for arg in args]
         if op.random:
             args = self._random_args(original_node, args)
-        return updated_node.with_changes(func=ndd_expr(self.plan.ndd_alias, target), args=args)
+        func = ndd_expr(self.plan.ndd_alias, target)
+        moved = updated_node.with_changes(func=func, args=args)
+        return realigned(moved, bracket_moved([updated_node.func], [func]))
 
     def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
         has_inputs = any(arg.keyword is None and arg.star == "" for arg in original.args)
@@ -101,6 +104,11 @@ class GraphOpRewriter(cst.CSTTransformer):
         if rng is not None and "rng" not in {keyword(a) for a in args}:
             args = append_keyword(args, "rng", cst.Name(rng))
         return args
+
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
+        if id(original_node) not in self.plan.mixed_strings:
+            return updated_node
+        return updated_node.with_changes(value=f"{updated_node.quote}gpu{updated_node.quote}")
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         if id(original_node) not in self.plan.subscripts:
@@ -113,6 +121,39 @@ def _gpu_instead_of_mixed(arg: cst.Arg) -> cst.Arg:
         return arg
     quote = arg.value.quote
     return arg.with_changes(value=cst.SimpleString(f"{quote}gpu{quote}"))
+
+
+class _ShiftContinuationLines(cst.CSTTransformer):
+    def __init__(self, columns: int) -> None:
+        super().__init__()
+        self.columns = columns
+
+    def leave_ParenthesizedWhitespace(self, original_node, updated_node):
+        width = max(len(updated_node.last_line.value) + self.columns, 0)
+        return updated_node.with_changes(last_line=cst.SimpleWhitespace(" " * width))
+
+
+def realigned(call: cst.Call, columns: int) -> cst.Call:
+    """``call`` with its continuation lines moved by ``columns``, after the text before its
+    opening bracket changed length (``fn.resize(`` -> ``ndd.resize(``). Only arguments aligned
+    with the bracket move; a hanging indent (first argument on the next line) stays."""
+    if columns == 0 or isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        return call
+    shift = _ShiftContinuationLines(columns)
+    return call.with_changes(args=[arg.visit(shift) for arg in call.args])
+
+
+def code_length(node: cst.CSTNode) -> int:
+    return len(cst.Module([]).code_for_node(node))
+
+
+def bracket_moved(old_prefix: list[cst.CSTNode], new_prefix: list[cst.CSTNode]) -> int:
+    """How far a call's opening bracket moved when the code before it changed. Zero for calls
+    that subclass.py assembled from an operator's constructor: their arguments were laid out
+    elsewhere, and no alignment can be kept."""
+    if any(cst.Module([]).code_for_node(node).startswith("__dali_migrate") for node in old_prefix):
+        return 0
+    return sum(map(code_length, new_prefix)) - sum(map(code_length, old_prefix))
 
 
 def reader_constructor(call: DaliCall, ndd_alias: str, optable: OpTable, updated: cst.Call) -> cst.Call:

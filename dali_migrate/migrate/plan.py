@@ -12,6 +12,7 @@ import libcst as cst
 
 from ..analysis import DaliCall, Graph, ModuleFacts
 from ..imports import dotted_name
+from ..rules.dm004_mixed_device import mixed_device_strings
 from ..rules.dm012_python_source import PYTHON_OPS
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
@@ -63,6 +64,7 @@ class PipelinePlan:
     per_sample_ifs: list[conditionals.PerSampleIf] = field(default_factory=list)
     checkpointing: bool = False  # the generator takes a `checkpoint=` to register its state with
     imported: bool = False  # defined (and migrated) in another module; only its uses are here
+    mixed_strings: set[int] = field(default_factory=set)  # "mixed" literals that become "gpu"
 
     @property
     def migratable(self) -> bool:
@@ -100,6 +102,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_calls(plan, facts)
     _check_body(plan)
     _check_conditionals(plan, keywords)
+    _check_device_variables(plan)
     _check_call_sites(plan, facts, strays)
     plan.params = _mapped_params(plan, keywords)
     return plan
@@ -180,6 +183,47 @@ def _check_body(plan: PipelinePlan) -> None:
     for name in MAPPED_PIPELINE_ARGS:
         if name in taken:
             plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
+
+
+class _NameLoads(cst.CSTVisitor):
+    """How often each of ``names`` is read, and how often as a ``device=`` argument."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.not_loads: set[int] = set()
+        self.loads: dict[str, int] = dict.fromkeys(names, 0)
+        self.as_device: dict[str, int] = dict.fromkeys(names, 0)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_loads.add(id(node.keyword))
+            if node.keyword.value == "device" and isinstance(node.value, cst.Name) and node.value.value in self.names:
+                self.as_device[node.value.value] += 1
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.not_loads.add(id(node.target))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.not_loads.add(id(node.attr))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names and id(node) not in self.not_loads:
+            self.loads[node.value] += 1
+
+
+def _check_device_variables(plan: PipelinePlan) -> None:
+    """``"mixed"`` given to a name the graph passes as ``device=``: fixed to ``"gpu"`` where
+    the name serves nothing else."""
+    strings, names = mixed_device_strings(plan.function, plan.calls)
+    if not strings:
+        return
+    uses = _NameLoads(names)
+    plan.function.visit(uses)
+    for name in sorted(names):
+        if uses.loads[name] != uses.as_device[name]:
+            plan.block("DM004", plan.function, f"`{name}` holds \"mixed\" and is used for more than `device=`; "
+                                               "use `\"gpu\"` where it is a device")
+    plan.mixed_strings = {id(string) for string in strings}
 
 
 def _check_conditionals(plan: PipelinePlan, keywords: dict) -> None:

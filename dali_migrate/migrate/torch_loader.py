@@ -46,6 +46,10 @@ class DALITorchLoader:
         else:
             self.size = self._whole_batches(-(-total // shards))
 
+    @property
+    def _size(self):  # DALI's iterators had it, and training scripts read it
+        return self.size
+
     def _whole_batches(self, samples):
         return -(-samples // self.batch_size) * self.batch_size
 

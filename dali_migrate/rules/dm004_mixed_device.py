@@ -19,6 +19,44 @@ def is_mixed_device(arg: cst.Arg) -> bool:
     )
 
 
+def _device_names(calls) -> set[str]:
+    return {arg.value.value for call in calls for arg in call.node.args
+            if arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.Name)}
+
+
+class _MixedAssigned(cst.CSTVisitor):
+    """``decoder_device = "cpu" if dali_cpu else "mixed"``: the "mixed" strings given to names."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.strings: list[cst.SimpleString] = []
+        self.assigned: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        targets = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        if targets & self.names:
+            found = _MixedStrings()
+            node.value.visit(found)
+            self.strings += found.strings
+            self.assigned |= targets & self.names if found.strings else set()
+
+
+class _MixedStrings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.strings: list[cst.SimpleString] = []
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if node.evaluated_value == "mixed":
+            self.strings.append(node)
+
+
+def mixed_device_strings(function: cst.CSTNode, calls) -> tuple[list[cst.SimpleString], set[str]]:
+    """The "mixed" literals a graph assigns to names it passes as ``device=``, and those names."""
+    visitor = _MixedAssigned(_device_names(calls))
+    function.visit(visitor)
+    return visitor.strings, visitor.assigned
+
+
 class MixedDevice(Rule):
     """
     ## What it does
@@ -38,8 +76,12 @@ class MixedDevice(Rule):
     images = ndd.decoders.image(jpegs, device="gpu")
     ```
 
+    Also flags `"mixed"` given to a variable that the graph passes as `device=`
+    (`decoder_device = "cpu" if dali_cpu else "mixed"`).
+
     ## Fix safety
-    Safe: the same backend runs.
+    Safe: the same backend runs. A variable that holds `"mixed"` is fixed where the graph uses
+    it only as `device=`; otherwise the pipeline keeps a TODO.
     """
 
     code = "DM004"
@@ -52,3 +94,6 @@ class MixedDevice(Rule):
             for arg in call.node.args:
                 if is_mixed_device(arg):
                     yield self.finding(arg)
+        for graph in facts.graphs:
+            strings, _ = mixed_device_strings(graph.node, [c for c in facts.calls if c.graph is graph])
+            yield from (self.finding(string) for string in strings)

@@ -41,12 +41,17 @@ POLICIES = {"FILL": "fill", "PARTIAL": "partial", "DROP": "drop"}
 
 
 def pipeline_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The pipeline an iterator is built over; ``[pipe]`` (one pipeline in a list) is ``pipe``."""
     for arg in call.args:
-        if arg.keyword is None and not arg.star:
-            return arg.value
-        if arg.keyword is not None and arg.keyword.value in ("pipelines", "pipeline"):
-            return arg.value
+        if arg.keyword is None and not arg.star or arg.keyword is not None and arg.keyword.value in ("pipelines", "pipeline"):
+            return _single(arg.value)
     return None
+
+
+def _single(value: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1 and isinstance(value.elements[0], cst.Element):
+        return value.elements[0].value
+    return value
 
 
 def iterator_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
@@ -177,7 +182,7 @@ def _new_args(call: cst.Call, parameters: list[str], renamed: dict[str, cst.Arg]
     for index, arg in enumerate(call.args):
         name = arg.keyword.value if arg.keyword else parameters[index]
         if arg.keyword is None and index < kept_positional or name in ("pipelines", "pipeline", "output_map"):
-            new.append(arg)
+            new.append(arg.with_changes(value=_single(arg.value)) if name in ("pipelines", "pipeline") else arg)
             if len(new) == kept_positional:
                 new += [a.with_changes(comma=arg.comma) for a in added]
             continue

@@ -369,6 +369,16 @@ def _all_none(plan: PipelinePlan, name: str) -> bool:
 
 
 
+def _iterated_pipeline(call: cst.Call) -> cst.BaseExpression | None:
+    """``pipe`` in ``Iterator(pipe, ...)`` or ``Iterator([pipe], ...)``; iterators.py plans those."""
+    if not call.args or call.args[0].keyword is not None:
+        return None
+    value = call.args[0].value
+    if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
+        return value.elements[0].value
+    return value
+
+
 class _StrayReferenceFinder(cst.CSTVisitor):
     def __init__(self, names: set[str], accounted: set[int]) -> None:
         self.names = names
@@ -399,8 +409,8 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(graph.decorator) for graph in facts.graphs if graph.decorator is not None}
     accounted |= {id(returned) for returned in facts.pipeline_returns}
     # iterators over a pipeline are planned in iterators.py, which blocks what it cannot rewrite
-    accounted |= {id(s.node.args[0].value) for s in facts.iterator_uses
-                  if s.node.args and isinstance(s.node.args[0].value, cst.Name)}
+    accounted |= {id(argument) for s in facts.iterator_uses
+                  if isinstance(argument := _iterated_pipeline(s.node), cst.Name)}
     names = facts.pipeline_functions | facts.pipeline_vars | set(facts.pipeline_helpers)
     finder = _StrayReferenceFinder(names, accounted)
     module.visit(finder)

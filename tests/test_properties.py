@@ -1,5 +1,5 @@
 """Property-based tests: pipeline-mode programs generated from a grammar of imports, pipeline
-styles, operators, arguments and call sites. Every one must migrate completely, to code that
+styles, operators, per-sample conditionals, arguments and call sites. Every one must migrate completely, to code that
 parses, that a second run leaves alone, that uses no pipeline-mode API; a sample of them must
 give bit-exact data through the harness."""
 
@@ -63,6 +63,7 @@ def programs(draw):
     uses = draw(st.lists(st.sampled_from(RUN_USES), max_size=2, unique=True))
     steps = draw(st.integers(1, 3))
     external = draw(st.sampled_from(["", "batch_info", "sample"]))
+    conditional = style == "decorator" and draw(st.booleans())  # DALI converts `if` only in decorated graphs
     reader_args = f"file_root=IMAGES{shuffle}, name=\"Reader\""
     body = [
         f"jpegs, labels = {fn}.readers.file({reader_args})",
@@ -71,6 +72,9 @@ def programs(draw):
     ]
     for template, _ in ops:
         body += template.format(fn=fn, T=types_).splitlines()
+    if conditional:
+        body += [f"brightness = {fn}.reductions.mean(images)", "if brightness > 100 and labels[0] == 0:",
+                 f"    images = {fn}.flip(images, vertical=1)", "else:", f"    images = {fn}.flip(images, horizontal=1)"]
     callbacks = ""
     if external == "batch_info":
         callbacks = (f"def make_batch(info):\n    return [np.full((2,), info.iteration + i, dtype=np.int32) "
@@ -81,6 +85,7 @@ def programs(draw):
         body.append(f"extra = {fn}.external_source(source=make_sample, batch=False)")
     outputs = "images, labels" + (", images[0]" if slice_output else "") + (", extra" if external else "")
     pipeline_args = f"batch_size={batch_size}, num_threads=1, device_id=None" + (f", seed={seed}" if seed is not None else "")
+    pipeline_args += ", enable_conditionals=True" if conditional else ""
     if style == "decorator":
         graph = f"@{decorator}({pipeline_args})\ndef make_pipe():\n" + textwrap.indent("\n".join(body + [f"return {outputs}"]), "    ")
         create = "pipe = make_pipe()\n"
@@ -96,7 +101,7 @@ def programs(draw):
     loop += "".join(f"    {use}\n" for use in uses)
     source = (f"import numpy as np\n{imports}\n\nIMAGES = {IMAGES!r}\n\n\n{callbacks}{graph}\n\n\n"
               f"{create}pipe.build()\n{loop}")
-    return source, any(random for _, random in ops), style, seed
+    return source, any(random for _, random in ops), style, seed, conditional
 
 
 def _migrate(source: str):
@@ -121,7 +126,7 @@ def test_generated_programs_migrate_completely_and_stably(program):
     assert check_source(migrated, "generated.py", Config()).diagnostics == []  # no pipeline mode left
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(5))
 def test_generated_programs_give_bit_exact_data(tmp_path, seed):
     """A few generated programs, picked reproducibly, run on CPU on both sides."""
     pytest.importorskip("nvidia.dali")
@@ -130,12 +135,14 @@ def test_generated_programs_give_bit_exact_data(tmp_path, seed):
     from dali_migrate.verify import VerifyOptions, verify_files
 
     wanted_random = seed % 2 == 0
-    wanted_style = ["decorator", "with_helper", "with_module", "with_module"][seed]
+    wanted_style = ["decorator", "with_helper", "with_module", "with_module", "decorator"][seed]
+    wanted_conditional = seed == 4
 
     def wanted(program):
-        _, random, style, pipeline_seed = program
+        _, random, style, pipeline_seed, conditional = program
         # a pipeline the module builds itself can be compared exactly only with a seed of its own
-        return random == wanted_random and style == wanted_style and (pipeline_seed is not None or not random)
+        return (random == wanted_random and style == wanted_style and conditional == wanted_conditional
+                and (pipeline_seed is not None or not random))
 
     source = find(programs(), wanted, settings=settings(database=None, max_examples=1000))[0]
     original = tmp_path / "original.py"

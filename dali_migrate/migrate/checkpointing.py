@@ -24,7 +24,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
-from .ops import keyword_values
+from .ops import is_true, keyword_values
 from .reader_meta import NotMigratable, factory_in_scope
 
 
@@ -61,10 +61,6 @@ class CheckpointRewrites:
             whole.restores += part.restores
             whole.states |= part.states
         return whole
-
-
-def is_true(node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
 
 
 def checkpoint_sites(facts: ModuleFacts, var: str) -> list[Site]:

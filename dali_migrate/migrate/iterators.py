@@ -24,7 +24,7 @@ from ..imports import dotted_name
 from ..rules.dm010_framework_iterator import GUIDANCE, plugin_name
 from .names import all_names
 from .ops import bracket_moved, realigned
-from .reader_meta import NotMigratable
+from .reader_meta import NotMigratable, reader_name_node
 
 PYTORCH = "nvidia.dali.plugin.pytorch."
 # iterator -> its parameters in order; ``None`` in place of output_map means a fixed one
@@ -148,6 +148,9 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
         guidance = GUIDANCE.get(plugin_name(site.name), "loop over the migrated generator")
         raise NotMigratable(f"no automatic migration: {guidance}")
     bound = _bind(site.node, parameters)
+    if plan.checkpointing:
+        raise NotMigratable("checkpointing through the iterator (`loader.checkpoints()`) needs a manual "
+                            "migration: register the reader with an `ndd.checkpoint.Checkpoint`")
     outputs = _strings(bound.get("output_map"), "output_map") if "output_map" in parameters else CLASSIFICATION_OUTPUTS
     if _output_count(plan.function) != len(outputs):
         raise NotMigratable(f"the iterator names {len(outputs)} outputs; the pipeline must return as many")
@@ -156,7 +159,8 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
         raise NotMigratable("without `reader_name=` an epoch ends after `size=` samples or when the source "
                             "stops; pass the reader's `reader_name=`, or loop over the migrated generator "
                             "and call `.torch()` on each Batch")
-    if reader_name not in [_reader_name(reader.node) for reader in plan.readers]:
+    names = [reader_name_node(reader.node) for reader in plan.readers]
+    if reader_name not in [name.evaluated_value for name in names if name is not None]:
         raise NotMigratable(f"the pipeline has no reader named {reader_name!r}")
     if _literal(bound.get("size")) not in (None, -1) or _literal(bound.get("last_batch_padded")) not in (None, False):
         raise NotMigratable("`size=`/`last_batch_padded=` beside `reader_name=`")
@@ -205,13 +209,6 @@ def _output_map_node(bound: dict, outputs: list[str]) -> cst.BaseExpression:
 def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
     return cst.Arg(value=value, keyword=cst.Name(name),
                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-
-
-def _reader_name(reader_call: cst.Call) -> str | None:
-    for arg in reader_call.args:
-        if arg.keyword is not None and arg.keyword.value == "name" and isinstance(arg.value, cst.SimpleString):
-            return arg.value.evaluated_value
-    return None
 
 
 class IteratorNotMigratable(NotMigratable):

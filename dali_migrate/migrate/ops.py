@@ -143,6 +143,11 @@ def realigned(call: cst.Call, columns: int) -> cst.Call:
     return call.with_changes(args=[arg.visit(shift) for arg in call.args])
 
 
+def is_true(node: cst.BaseExpression | None) -> bool:
+    """``True`` written as a literal."""
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
 def code_length(node: cst.CSTNode) -> int:
     return len(cst.Module([]).code_for_node(node))
 

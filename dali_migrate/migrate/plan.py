@@ -16,7 +16,7 @@ from ..rules.dm004_mixed_device import mixed_device_strings
 from ..rules.dm012_python_source import PYTHON_OPS
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
-from .ops import keyword_values
+from .ops import is_true, keyword_values
 
 # Pipeline arguments that become parameters of the migrated generator.
 MAPPED_PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed")
@@ -293,7 +293,7 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
                 _check_pipeline_args(plan, {arg.keyword.value: arg.value}, arg)
     plan.checkpointing = any(
         any(a.keyword is not None and a.keyword.value in CALL_SITE_ARGS for a in call.args)
-        for call in plan.factory_calls) or _is_true(plan.pipeline_args.get("enable_checkpointing"))
+        for call in plan.factory_calls) or is_true(plan.pipeline_args.get("enable_checkpointing"))
     if plan.checkpointing and plan.sources:
         plan.block("DM013", plan.function, "checkpointing a pipeline with `external_source`: ndd keeps no "
                                            "state of the source; save its position yourself")
@@ -324,10 +324,6 @@ def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> Non
                     plan.block("DM003", plan.function, f"`{var}` also holds {held}, which is not migrated")
                     changed = True
                     break
-
-
-def _is_true(node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
 
 
 def _is_pipeline_kwarg(plan: PipelinePlan, arg: cst.Arg) -> bool:

@@ -56,7 +56,8 @@ def meta_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
     return [s for s in facts.pipeline_method_calls if s.name in pipe_vars and s.detail in META_METHODS]
 
 
-def _reader_name(reader_call: cst.Call) -> cst.SimpleString | None:
+def reader_name_node(reader_call: cst.Call) -> cst.SimpleString | None:
+    """The reader's ``name=`` string literal."""
     for arg in reader_call.args:
         if arg.keyword is not None and arg.keyword.value == "name" and isinstance(arg.value, cst.SimpleString):
             return arg.value
@@ -65,7 +66,7 @@ def _reader_name(reader_call: cst.Call) -> cst.SimpleString | None:
 
 def _named_readers(plan) -> dict[str, object]:
     """The pipeline's readers by their ``name=``; a one-reader pipeline's reader also by ""."""
-    named = {_reader_name(r.node).evaluated_value: r for r in plan.readers if _reader_name(r.node) is not None}
+    named = {reader_name_node(r.node).evaluated_value: r for r in plan.readers if reader_name_node(r.node) is not None}
     if plan.reader is not None:
         named[""] = plan.reader
     return named
@@ -100,7 +101,7 @@ def _lookup(site: Site, metas: dict[str, str], plan) -> cst.BaseExpression:
     def value(meta: str) -> str:
         return f'{meta}["epoch_size_padded"]' if site.detail == "epoch_size" else meta
     if not site.node.args:
-        keys = {name: _reader_name(reader.node).value for name, reader in _named_readers(plan).items() if name}
+        keys = {name: reader_name_node(reader.node).value for name, reader in _named_readers(plan).items() if name}
         return cst.parse_expression("{" + ", ".join(f"{keys[name]}: {value(meta)}" for name, meta in metas.items()) + "}")
     return cst.parse_expression(value(next(iter(metas.values()))))
 

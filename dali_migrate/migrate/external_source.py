@@ -212,6 +212,10 @@ def migrated_statement(plan: SourcePlan, line: cst.SimpleStatementLine, ndd: str
     kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in plan.kept]
     if plan.num_outputs is None:
         value = cst.Call(func=batch, args=[cst.Arg(data), *kept])
+    elif plan.kind == "sample":  # one tuple per sample: the samples of each output go together
+        element = cst.Call(func=batch, args=[cst.Arg(cst.parse_expression("list(output)")), *kept])
+        outputs = cst.Call(func=cst.Name("zip"), args=[cst.Arg(data, star="*")])
+        value = cst.ListComp(elt=element, for_in=cst.CompFor(target=cst.Name("output"), iter=outputs))
     else:
         element = cst.Call(func=batch, args=[cst.Arg(cst.Name("output")), *kept])
         value = cst.ListComp(elt=element, for_in=cst.CompFor(target=cst.Name("output"), iter=data))

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from . import crossmodule
 from .cache import CheckCache
 from .config import Config
 from .diagnostics import FileResult
@@ -204,6 +203,8 @@ def _migrate_across_files(results: list[FileResult], run_files: list[Path], proj
                  if result.changed and result.exported and path.suffix != ".ipynb"]
     if not exporting:
         return
+    from . import crossmodule  # LibCST: not for runs that meet no DALI file
+
     index = _ImportIndex({name for _, _, result in exporting for name in result.exported}, project_files)
     in_run = {path.resolve(): position for position, path in enumerate(run_files)}
     relative = lambda path: _relative(path, root)  # noqa: E731
@@ -226,7 +227,9 @@ def _migrate_across_files(results: list[FileResult], run_files: list[Path], proj
 
 
 def _exporter(position: int, path: Path, result: FileResult, index: _ImportIndex, in_run: dict[Path, int],
-              config: Config, relative) -> crossmodule.Exporter:
+              config: Config, relative):
+    from . import crossmodule
+
     exporter = crossmodule.Exporter(path, position, {})
     for name in result.exported:
         users = index.importers(name, path.stem, path)

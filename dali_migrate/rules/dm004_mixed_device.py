@@ -52,7 +52,10 @@ class _MixedStrings(cst.CSTVisitor):
 
 def mixed_device_strings(function: cst.CSTNode, calls) -> tuple[list[cst.SimpleString], set[str]]:
     """The "mixed" literals a graph assigns to names it passes as ``device=``, and those names."""
-    visitor = _MixedAssigned(_device_names(calls))
+    names = _device_names(calls)
+    if not names:  # the common case: no walk over the graph
+        return [], set()
+    visitor = _MixedAssigned(names)
     function.visit(visitor)
     return visitor.strings, visitor.assigned
 

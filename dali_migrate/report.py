@@ -176,7 +176,10 @@ def write_migration_report(results: list[FileResult], stream: TextIO, show_diff:
     verb = "migrated" if wrote else "would migrate"
     console.print(f"{verb} {changed} file(s); {sum(fixed.values())} site(s) migrated, "
                   f"{sum(todo.values())} left with a TODO; {sum(1 for r in results if r.error)} error(s)")
-    from .rules import RULES_BY_CODE
+    codes = sorted(set(fixed) | set(todo))
+    if not codes:
+        return
+    from .rules import RULES_BY_CODE  # imports LibCST: only when there is something to name
 
-    for code in sorted(set(fixed) | set(todo)):
+    for code in codes:
         console.print(f"  {code} {RULES_BY_CODE[code].name}: {fixed.get(code, 0)} migrated, {todo.get(code, 0)} TODO")

@@ -188,3 +188,13 @@ def test_a_worker_that_dies_costs_its_files_not_the_run(corpus, monkeypatch):
     assert len(results) == len(list(corpus.rglob("*.py")))
     failed = [r for r in results if r.error]
     assert failed and all("the worker process failed" in r.error for r in failed)
+
+
+@pytest.mark.parametrize("command", [["check"], ["migrate", "--check"]])
+def test_a_run_that_meets_no_dali_file_does_not_import_libcst(tmp_path, command):
+    """Importing LibCST costs more than the whole run on a few plain files (pre-commit)."""
+    (tmp_path / "plain.py").write_text("def add(a, b):\n    return a + b\n")
+    code = ("import sys; from click.testing import CliRunner; from dali_migrate.cli import main; "
+            f"CliRunner().invoke(main, {[*command, str(tmp_path)]!r}); print('libcst' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+    assert out == "False"

@@ -65,6 +65,7 @@ class ModuleFacts:
     top_level: dict[int, int] = field(default_factory=dict)  # id(node) -> its top-level statement
     module_functions: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)  # by name
     module_classes: dict[str, list[cst.ClassDef]] = field(default_factory=dict)
+    module_values: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `name = value` at top level
     graphs: list[Graph] = field(default_factory=list)
     calls: list[DaliCall] = field(default_factory=list)
     pipeline_functions: set[str] = field(default_factory=set)
@@ -273,6 +274,8 @@ class _FactCollector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._record_binding(target.target, node.value)
+            if not self.function_stack and not self.class_stack and isinstance(target.target, cst.Name):
+                self.facts.module_values.setdefault(target.target.value, []).append(node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:

@@ -26,6 +26,7 @@ RUNNABLE = {
     "torch_training": {"shard_id": 1, "num_shards": 2},
     "per_sample_conditionals": {},
     "resume_training": {},
+    "external_iterator": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training"}

@@ -112,3 +112,23 @@ def test_unseeded_random_pipeline_built_by_the_module_is_compared_statistically(
     (pipeline,) = report.pipelines
     assert not pipeline.rng_aligned
     assert pipeline.comparison is not None and report.exit_code == 0
+
+
+def test_data_that_ends_early_on_one_side_is_caught():
+    """A source that runs out ends both sides' runs; ending at another batch is a difference."""
+    original = FIXTURES / "migrate" / "external_iterator.input.py"
+    migrated = FIXTURES / "migrate" / "external_iterator.expected.py"
+    equal = verify_files(original, migrated, VerifyOptions(iterations=5))
+    (pipeline,) = equal.pipelines
+    assert pipeline.original.ok and len(pipeline.original.iterations) == 3  # the source has 3 batches
+    assert equal.exit_code == 0
+    text = migrated.read_text()
+    assert "if self.i >= 3:" in text
+    early = FIXTURES / "migrate" / ".planted_external_iterator.py"
+    early.write_text(text.replace("if self.i >= 3:", "if self.i >= 2:"))
+    try:
+        report = verify_files(original, early, VerifyOptions(iterations=5))
+    finally:
+        early.unlink()
+    assert ("outputs", -1) in _whats(report)
+    assert report.exit_code == 1

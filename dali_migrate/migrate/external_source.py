@@ -51,6 +51,7 @@ class SourcePlan:
     num_outputs: int | None
     cycle: bool
     kept: list[cst.Arg] = field(default_factory=list)
+    iterable: bool = False  # iterated as it is (``iter(source)``), not called first
 
 
 def _literal(node: cst.BaseExpression | None):
@@ -95,22 +96,34 @@ def _is_generator_function(function: cst.FunctionDef) -> bool:
     return finder.found
 
 
+def _methods(source: cst.BaseExpression, facts: ModuleFacts) -> dict[str, cst.FunctionDef]:
+    """The methods of the module's class that ``source`` (``Class(...)``) instantiates."""
+    if isinstance(source, cst.Call) and isinstance(source.func, cst.Name):
+        classes = facts.module_classes.get(source.func.value, [])
+        if len(classes) == 1:
+            return {s.name.value: s for s in classes[0].body.body if isinstance(s, cst.FunctionDef)}
+    return {}
+
+
 def _source_kind(source: cst.BaseExpression, facts: ModuleFacts) -> tuple[str, int]:
-    """("function", positional params) | ("generator", 0) | ("instance", params of __call__)."""
+    """("function", positional params) | ("generator", 0) | ("instance", params of __call__)
+    | ("iterable", 0): an object pipeline mode iterates with ``iter()`` and ``next()``."""
     if isinstance(source, cst.Name):
         functions = facts.module_functions.get(source.value, [])
         if len(functions) == 1:
             if _is_generator_function(functions[0]):
                 return "generator", 0
             return "function", _positional_count(functions[0])
-    if isinstance(source, cst.Call) and isinstance(source.func, cst.Name):
-        classes = facts.module_classes.get(source.func.value, [])
-        if len(classes) == 1:
-            for statement in classes[0].body.body:
-                if isinstance(statement, cst.FunctionDef) and statement.name.value == "__call__":
-                    return "instance", _positional_count(statement, skip_self=True)
-    raise NotMigratable("the source must be a function, generator function or callable class "
-                        "defined at the top of this module")
+        values = facts.module_values.get(source.value, [])
+        if len(values) == 1 and "__iter__" in _methods(values[0], facts) and "__call__" not in _methods(values[0], facts):
+            return "iterable", 0
+    methods = _methods(source, facts)
+    if "__call__" in methods:
+        return "instance", _positional_count(methods["__call__"], skip_self=True)
+    if "__iter__" in methods:
+        return "iterable", 0
+    raise NotMigratable("the source must be a function, generator function, callable class or iterable "
+                        "class defined at the top of this module")
 
 
 def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts) -> SourcePlan:
@@ -128,15 +141,16 @@ def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts)
     batch_info = _literal(keywords.get("batch_info")) or False
     cycle = _literal(keywords.get("cycle"))
     num_outputs = _literal(keywords.get("num_outputs"))
-    if num_outputs is not None and any(isinstance(keywords.get(k), (cst.List, cst.Tuple)) for k in KEPT_ARGS):
-        raise NotMigratable("per-output `layout`/`dtype` lists need a manual migration")
+    lists = [keywords[k] for k in KEPT_ARGS if isinstance(keywords.get(k), (cst.List, cst.Tuple))]
+    if lists and (num_outputs is None or any(len(value.elements) != num_outputs for value in lists)):
+        raise NotMigratable("give one `layout`/`dtype` per output, and `num_outputs`")
     kind, params = _source_kind(source, facts)
     kept = [a for a in call.node.args if a.keyword is not None and a.keyword.value in KEPT_ARGS]
-    if kind == "generator":
+    if kind in ("generator", "iterable"):
         if cycle not in (None, False, "no", True, "quiet"):
             raise NotMigratable(f"`cycle={cycle!r}` needs a manual migration")
         return SourcePlan(call, statement_index, "iterator", source, "", num_outputs,
-                          cycle in (True, "quiet"), kept)
+                          cycle in (True, "quiet"), kept, iterable=kind == "iterable")
     if cycle not in (None, False, "no"):
         raise NotMigratable("`cycle=` on a callable source")
     if params > 1:
@@ -170,7 +184,7 @@ def setup_statements(plan: SourcePlan, holder: str) -> list[cst.BaseStatement]:
 
 def holder_name(plan: SourcePlan) -> str:
     """``batches`` -> ``batches_iterator``; ``SampleReader(...)`` -> ``sample_reader``."""
-    if plan.kind == "iterator":
+    if plan.kind == "iterator" and isinstance(plan.source, cst.Name):
         return f"{plan.source.value}_iterator"
     class_name = plan.source.func.value
     return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
@@ -181,7 +195,8 @@ def needs_holder(plan: SourcePlan) -> bool:
 
 
 def _new_iterator(plan: SourcePlan) -> cst.Call:
-    return cst.Call(func=cst.Name("iter"), args=[cst.Arg(cst.Call(func=plan.source))])
+    iterable = plan.source if plan.iterable else cst.Call(func=plan.source)
+    return cst.Call(func=cst.Name("iter"), args=[cst.Arg(iterable)])
 
 
 def _assign(name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
@@ -202,6 +217,24 @@ def _data_expression(plan: SourcePlan, callee: cst.BaseExpression, batch_size: s
     return cst.Call(func=callee, args=argument)
 
 
+def _per_output(plan: SourcePlan, data: cst.BaseExpression, batch: cst.BaseExpression,
+                kept: list[cst.Arg]) -> cst.ListComp:
+    """``[ndd.batch(output, ...) for output in ...]``: one Batch per output, with its own
+    ``layout``/``dtype`` where those were given as lists."""
+    samples = plan.kind == "sample"  # one tuple per sample: the samples of each output go together
+    outputs = cst.Call(func=cst.Name("zip"), args=[cst.Arg(data, star="*")]) if samples else data
+    listed = [a for a in kept if isinstance(a.value, (cst.List, cst.Tuple))]
+    names = [f"output_{a.keyword.value}" for a in listed]
+    args = [cst.Arg(cst.parse_expression("list(output)" if samples else "output"))]
+    args += [a for a in kept if a not in listed]
+    args += [a.with_changes(value=cst.Name(name)) for a, name in zip(listed, names)]
+    target: cst.BaseExpression = cst.Name("output")
+    if listed:
+        target = cst.Tuple([cst.Element(cst.Name(n)) for n in ["output", *names]], lpar=[], rpar=[])
+        outputs = cst.Call(func=cst.Name("zip"), args=[cst.Arg(outputs), *(cst.Arg(a.value) for a in listed)])
+    return cst.ListComp(elt=cst.Call(func=batch, args=args), for_in=cst.CompFor(target=target, iter=outputs))
+
+
 def migrated_statement(plan: SourcePlan, line: cst.SimpleStatementLine, ndd: str, holder: str | None,
                        batch_size: str, iteration: str) -> cst.Try:
     """``target = fn.external_source(...)`` -> ``try: target = ndd.batch(...) except StopIteration: return``."""
@@ -212,13 +245,8 @@ def migrated_statement(plan: SourcePlan, line: cst.SimpleStatementLine, ndd: str
     kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in plan.kept]
     if plan.num_outputs is None:
         value = cst.Call(func=batch, args=[cst.Arg(data), *kept])
-    elif plan.kind == "sample":  # one tuple per sample: the samples of each output go together
-        element = cst.Call(func=batch, args=[cst.Arg(cst.parse_expression("list(output)")), *kept])
-        outputs = cst.Call(func=cst.Name("zip"), args=[cst.Arg(data, star="*")])
-        value = cst.ListComp(elt=element, for_in=cst.CompFor(target=cst.Name("output"), iter=outputs))
     else:
-        element = cst.Call(func=batch, args=[cst.Arg(cst.Name("output")), *kept])
-        value = cst.ListComp(elt=element, for_in=cst.CompFor(target=cst.Name("output"), iter=data))
+        value = _per_output(plan, data, batch, kept)
     body = cst.IndentedBlock(body=[line.with_changes(body=[assign.with_changes(value=value)], leading_lines=[])])
     if plan.kind == "iterator" and plan.cycle:
         restart = [_assign(holder, _new_iterator(plan)),

@@ -201,8 +201,20 @@ def run_original(module, spec: dict, feeder: RandomStateFeeder | None) -> tuple[
     pipe = _original_pipeline(module, spec)
     pipe.build()
     start = time.perf_counter()
-    iterations = [[_samples_of_tensorlist(o) for o in pipe.run()] for _ in range(spec["iterations"])]
+    iterations = _collect(lambda: [_samples_of_tensorlist(o) for o in pipe.run()], spec["iterations"])
     return iterations, time.perf_counter() - start
+
+
+def _collect(next_batch, count: int) -> list:
+    """Up to ``count`` batches: where the data ends (a source raised StopIteration) there are
+    fewer, and the comparison wants the other side to end there too."""
+    iterations = []
+    for _ in range(count):
+        try:
+            iterations.append(next_batch())
+        except StopIteration:
+            break
+    return iterations
 
 
 def _migrated_generator(module, spec: dict):
@@ -227,7 +239,7 @@ def _migrated_generator(module, spec: dict):
 def run_migrated(module, spec: dict, feeder: None = None) -> tuple[list, float]:
     generator = _migrated_generator(module, spec)
     start = time.perf_counter()
-    iterations = [[_samples_of_batch(o) for o in next(generator)] for _ in range(spec["iterations"])]
+    iterations = _collect(lambda: [_samples_of_batch(o) for o in next(generator)], spec["iterations"])
     return iterations, time.perf_counter() - start
 
 

@@ -18,6 +18,7 @@ from .imports import fix_imports, has_ndd_import, insert_after_imports, used_nam
 from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan
+from .places import Places
 from .plan import (
     PipelinePlan,
     block_shared_variables,
@@ -161,26 +162,6 @@ class Migrator(cst.CSTTransformer):
         return updated_node
 
 
-class _EnclosingFunctions(cst.CSTVisitor):
-    """The innermost function around each wanted node (None at module level)."""
-
-    def __init__(self, wanted: set[int]) -> None:
-        self.wanted = wanted
-        self.stack: list[cst.FunctionDef | None] = [None]
-        self.found: dict[int, cst.FunctionDef | None] = {}
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if id(node) in self.wanted:
-            self.found[id(node)] = self.stack[-1]
-        if isinstance(node, cst.FunctionDef):
-            self.stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, cst.FunctionDef):
-            self.stack.pop()
-
-
 def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan],
                       ndd_alias: str, loader_class: str) -> ReaderMetaRewrites:
     """Metadata lookups and framework iterators on the pipelines of ``plans``."""
@@ -191,14 +172,13 @@ def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
     if not wanted:
         return rewrites
     wanted |= {id(call) for call in facts.pipeline_factory_calls}
-    scopes = _EnclosingFunctions(wanted)
+    scopes = Places(wanted)
     module.visit(scopes)
     factories = factory_statements(facts)
     for plan in [p for p in plans if p.migratable]:
         try:
             planned = plan_reader_meta(plan, facts, factories, ndd_alias,
-                                       lambda node: scopes.found.get(id(node)),
-                                       TorchLoaders(plan, facts, loader_class))
+                                       scopes, TorchLoaders(plan, facts, loader_class))
         except IteratorNotMigratable as reason:
             plan.block("DM010", reason.site.node, str(reason))
             continue
@@ -230,15 +210,15 @@ def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
     if not checkpointed:
         return by_plan
     sites = [s for p in checkpointed for v in p.pipe_vars for s in checkpoint_sites(facts, v)]
-    scopes = _EnclosingFunctions({id(s.node) for s in sites} | {id(c) for c in facts.pipeline_factory_calls})
+    scopes = Places({id(s.node) for s in sites} | {id(c) for c in facts.pipeline_factory_calls})
     module.visit(scopes)
     lines = StatementOf({id(s.node) for s in sites})
     module.visit(lines)
     factories = factory_statements(facts)
     for plan in checkpointed:
         try:
-            planned = plan_checkpoints(plan, facts, factories, lambda node: scopes.found.get(id(node)),
-                                       lambda node: lines.found.get(id(node)), ndd_alias)
+            planned = plan_checkpoints(plan, facts, factories, scopes, lambda node: lines.found.get(id(node)),
+                                       ndd_alias)
         except CheckpointNotMigratable as reason:
             plan.block("DM013", reason.node, f"checkpointing: {reason}")
             continue

@@ -67,15 +67,16 @@ def checkpoint_sites(facts: ModuleFacts, var: str) -> list[Site]:
     return [s for s in facts.pipeline_method_calls if s.name == var and s.detail == "checkpoint"]
 
 
-def plan_checkpoints(plan, facts: ModuleFacts, factories: dict[str, list[cst.Call]], scope_of,
+def plan_checkpoints(plan, facts: ModuleFacts, factories: dict[str, list[cst.Call]], places,
                      statement_of, ndd_alias: str) -> CheckpointRewrites:
     """``statement_of(call)``: the statement line that holds ``call``, or None."""
     rewrites = CheckpointRewrites()
     enabled_by_decorator = is_true(plan.pipeline_args.get("enable_checkpointing"))
     for var, calls in factories.items():
         sites = checkpoint_sites(facts, var)
+        binding = {id(s.node): factory_in_scope(calls, s, places, var, plan) for s in sites}
         for call in [c for c in calls if dotted_name(c.func) == plan.graph.name]:
-            own = [s for s in sites if scope_of(s.node) is scope_of(call)]
+            own = [s for s in sites if binding[id(s.node)] is call]
             given = keyword_values(call)
             if not own and "checkpoint" not in given:
                 continue
@@ -84,7 +85,7 @@ def plan_checkpoints(plan, facts: ModuleFacts, factories: dict[str, list[cst.Cal
                                                     "`enable_checkpointing=True`")
             _plan_one(rewrites, var, call, own, given, ndd_alias, statement_of)
         for site in sites:
-            if factory_in_scope(calls, site, scope_of, var, plan) is None:
+            if binding[id(site.node)] is None:
                 continue  # another pipeline's
             if id(site.node) not in rewrites.replaced:
                 raise CheckpointNotMigratable(site.node, f"`{var}.checkpoint()` must be a statement of its own")

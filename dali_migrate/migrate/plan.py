@@ -214,16 +214,16 @@ class _NameLoads(cst.CSTVisitor):
 def _check_device_variables(plan: PipelinePlan) -> None:
     """``"mixed"`` given to a name the graph passes as ``device=``: fixed to ``"gpu"`` where
     the name serves nothing else."""
-    strings, names = mixed_device_strings(plan.function, plan.calls)
-    if not strings:
+    found = mixed_device_strings(plan.function, plan.calls)
+    if not found.strings:
         return
-    uses = _NameLoads(names)
+    uses = _NameLoads(found.names)
     plan.function.visit(uses)
-    for name in sorted(names):
-        if uses.loads[name] != uses.as_device[name]:
+    for name in sorted(found.names):
+        if uses.loads[name] != uses.as_device[name] + found.compared.get(name, 0):
             plan.block("DM004", plan.function, f"`{name}` holds \"mixed\" and is used for more than `device=`; "
                                                "use `\"gpu\"` where it is a device")
-    plan.mixed_strings = {id(string) for string in strings}
+    plan.mixed_strings = {id(string) for string in found.strings}
 
 
 def _check_conditionals(plan: PipelinePlan, keywords: dict) -> None:

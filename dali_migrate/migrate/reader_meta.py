@@ -162,7 +162,7 @@ def _graph_locals(function: cst.FunctionDef) -> set[str]:
 
 
 def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, list[cst.Call]],
-                     ndd_alias: str, scope_of, loaders: Loaders | None = None) -> ReaderMetaRewrites:
+                     ndd_alias: str, places, loaders: Loaders | None = None) -> ReaderMetaRewrites:
     """Rewrites for every metadata lookup on ``plan``'s pipelines, and for the framework
     iterators over them (``loaders``); NotMigratable names the first one a person must do."""
     rewrites = ReaderMetaRewrites()
@@ -171,7 +171,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         sites = meta_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
         for site in [*sites, *loader_sites]:
-            factory_call = factory_in_scope(factory_statements.get(var, []), site, scope_of, var, plan)
+            factory_call = factory_in_scope(factory_statements.get(var, []), site, places, var, plan)
             if factory_call is None:
                 continue  # there, `var` holds another pipeline, whose plan takes the site
             if site in loader_sites:
@@ -190,17 +190,20 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
     return rewrites
 
 
-def factory_in_scope(calls: list[cst.Call], site: Site, scope_of, var: str, plan) -> cst.Call | None:
-    """The one ``var = graph(...)`` in the function where ``site`` uses ``var``; None where
-    ``var`` is bound there only to other pipelines. ``calls`` bind ``var`` to any pipeline."""
-    here = [call for call in calls if scope_of(call) is scope_of(site.node)]
-    ours = [call for call in here if dotted_name(call.func) == plan.graph.name]
-    if here and not ours:
-        return None
-    if len(here) != 1:
+def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) -> cst.Call | None:
+    """The ``var = graph(...)`` in force where ``site`` uses ``var``: the only one in its
+    function, or the last before it where all stand directly in the function's body. None where
+    that binding is of another pipeline. ``calls`` bind ``var`` to any pipeline."""
+    here = [call for call in calls if places.scope(call) is places.scope(site.node)]
+    before = [call for call in here if places.order(call) < places.order(site.node)]
+    if len(here) == 1:
+        binding = here[0]
+    elif before and all(places.top_level(call) for call in here):
+        binding = max(before, key=places.order)
+    else:
         raise NotMigratable(f"create `{var}` with one `{var} = {plan.graph.name}(...)` in the function "
                             "that uses it")
-    return here[0]
+    return binding if dotted_name(binding.func) == plan.graph.name else None
 
 
 def _meta_statement(plan, reader, factory_call: cst.Call, meta: str, facts: ModuleFacts, ndd_alias: str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import libcst as cst
@@ -25,12 +26,14 @@ def _device_names(calls) -> set[str]:
 
 
 class _MixedAssigned(cst.CSTVisitor):
-    """``decoder_device = "cpu" if dali_cpu else "mixed"``: the "mixed" strings given to names."""
+    """``decoder_device = "cpu" if dali_cpu else "mixed"``: the "mixed" strings given to names,
+    and those compared with them (``decoder_device == "mixed"``)."""
 
     def __init__(self, names: set[str]) -> None:
         self.names = names
         self.strings: list[cst.SimpleString] = []
         self.assigned: set[str] = set()
+        self.compared: dict[str, list] = {}  # name -> its comparisons' "mixed" literals
 
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
@@ -39,6 +42,13 @@ class _MixedAssigned(cst.CSTVisitor):
             node.value.visit(found)
             self.strings += found.strings
             self.assigned |= targets & self.names if found.strings else set()
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        sides = [node.left, *(target.comparator for target in node.comparisons)]
+        names = [side.value for side in sides if isinstance(side, cst.Name) and side.value in self.names]
+        mixed = [side for side in sides if isinstance(side, cst.SimpleString) and side.evaluated_value == "mixed"]
+        for name in names if mixed else []:
+            self.compared.setdefault(name, []).append(mixed)
 
 
 class _MixedStrings(cst.CSTVisitor):
@@ -50,14 +60,26 @@ class _MixedStrings(cst.CSTVisitor):
             self.strings.append(node)
 
 
-def mixed_device_strings(function: cst.CSTNode, calls) -> tuple[list[cst.SimpleString], set[str]]:
-    """The "mixed" literals a graph assigns to names it passes as ``device=``, and those names."""
+@dataclass
+class MixedDeviceNames:
+    strings: list[cst.SimpleString] = field(default_factory=list)  # "mixed" literals that mean a device
+    names: set[str] = field(default_factory=set)  # variables given "mixed" and passed as device=
+    compared: dict[str, int] = field(default_factory=dict)  # name -> its comparisons with "mixed"
+
+
+def mixed_device_strings(function: cst.CSTNode, calls) -> MixedDeviceNames:
+    """The "mixed" literals a graph gives to names it passes as ``device=`` (or compares them with)."""
     names = _device_names(calls)
     if not names:  # the common case: no walk over the graph
-        return [], set()
+        return MixedDeviceNames()
     visitor = _MixedAssigned(names)
     function.visit(visitor)
-    return visitor.strings, visitor.assigned
+    if not visitor.assigned:
+        return MixedDeviceNames()
+    # only where the graph itself gives the name "mixed": a parameter may be "mixed" on purpose
+    compared = {name: found for name, found in visitor.compared.items() if name in visitor.assigned}
+    strings = [*visitor.strings, *(string for found in compared.values() for group in found for string in group)]
+    return MixedDeviceNames(strings, visitor.assigned, {name: len(found) for name, found in compared.items()})
 
 
 class MixedDevice(Rule):
@@ -98,5 +120,5 @@ class MixedDevice(Rule):
                 if is_mixed_device(arg):
                     yield self.finding(arg)
         for graph in facts.graphs:
-            strings, _ = mixed_device_strings(graph.node, [c for c in facts.calls if c.graph is graph])
-            yield from (self.finding(string) for string in strings)
+            found = mixed_device_strings(graph.node, [c for c in facts.calls if c.graph is graph])
+            yield from (self.finding(string) for string in found.strings)

@@ -1,0 +1,47 @@
+"""Where nodes stand in a module: the function around them, their order, their nesting."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+NESTING = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match)
+
+
+class Places(cst.CSTVisitor):
+    """For each wanted node: its innermost function (None at module level), its order in the
+    module, and whether it stands directly in that function's body, outside any loop, branch,
+    ``with`` or ``try``: there, of two bindings of a name, the later one is the one in force."""
+
+    def __init__(self, wanted: set[int]) -> None:
+        self.wanted = wanted
+        self.functions: list[cst.FunctionDef | None] = [None]
+        self.nesting: list[int] = [0]  # compound statements open inside each function
+        self.counter = 0
+        self.found: dict[int, tuple[cst.FunctionDef | None, int, bool]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.counter += 1
+        if id(node) in self.wanted:
+            self.found[id(node)] = (self.functions[-1], self.counter, self.nesting[-1] == 0)
+        if isinstance(node, cst.FunctionDef):
+            self.functions.append(node)
+            self.nesting.append(0)
+        elif isinstance(node, NESTING):
+            self.nesting[-1] += 1
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.FunctionDef):
+            self.functions.pop()
+            self.nesting.pop()
+        elif isinstance(original_node, NESTING):
+            self.nesting[-1] -= 1
+
+    def scope(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return self.found[id(node)][0]
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self.found[id(node)][1]
+
+    def top_level(self, node: cst.CSTNode) -> bool:
+        return self.found[id(node)][2]

@@ -27,6 +27,7 @@ RUNNABLE = {
     "per_sample_conditionals": {},
     "resume_training": {},
     "external_iterator": {},
+    "graph_helpers": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training"}

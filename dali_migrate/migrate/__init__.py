@@ -18,6 +18,7 @@ from .imports import fix_imports, has_ndd_import, insert_after_imports, used_nam
 from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan
+from .helpers import plan_helpers
 from .places import Places
 from .plan import (
     PipelinePlan,
@@ -66,7 +67,7 @@ def node_ids(node: cst.CSTNode) -> set[int]:
 
 class Migrator(cst.CSTTransformer):
     def __init__(self, facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
-                 call_sites: CallSiteRewrites, todos: TodoInserter) -> None:
+                 call_sites: CallSiteRewrites, todos: TodoInserter, helpers: dict | None = None) -> None:
         super().__init__()
         self.facts = facts
         self.ndd_alias = ndd_alias
@@ -79,6 +80,8 @@ class Migrator(cst.CSTTransformer):
         self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None, numpy_alias=call_sites.numpy_alias)
         for plan in plans:
             self._prepare(plan)
+        for helper in (helpers or {}).values():  # deterministic operators only: no RNG to give
+            self.op_plan.calls.update((id(call.node), call) for call in helper.calls)
         self.op_rewriter = GraphOpRewriter(self.op_plan, facts.optable)
 
     def _prepare(self, plan: PipelinePlan) -> None:
@@ -163,14 +166,15 @@ class Migrator(cst.CSTTransformer):
 
 
 def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan],
-                      ndd_alias: str, loader_class: str) -> ReaderMetaRewrites:
-    """Metadata lookups and framework iterators on the pipelines of ``plans``."""
-    rewrites = ReaderMetaRewrites()
+                      ndd_alias: str, loader_class: str) -> dict[int, ReaderMetaRewrites]:
+    """Per plan (by id), its metadata lookups and framework iterators; a plan they cannot be
+    done for is blocked."""
+    by_plan: dict[int, ReaderMetaRewrites] = {}
     _block_unbound_iterators(facts, plans)
     pipe_vars = [v for p in plans for v in p.pipe_vars]
     wanted = {id(s.node) for s in [*meta_sites(facts, pipe_vars), *iterator_sites(facts, pipe_vars)]}
     if not wanted:
-        return rewrites
+        return by_plan
     wanted |= {id(call) for call in facts.pipeline_factory_calls}
     scopes = Places(wanted)
     module.visit(scopes)
@@ -188,10 +192,8 @@ def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
             for site in iterator_sites(facts, plan.pipe_vars):
                 plan.block("DM010", site.node, f"`{site.name.rsplit('.', 1)[-1]}`: {reason}")
             continue
-        rewrites.statements_after.update(planned.statements_after)
-        rewrites.lookups.update(planned.lookups)
-        rewrites.loaders += planned.loaders
-    return rewrites
+        by_plan[id(plan)] = planned
+    return by_plan
 
 
 def _block_unbound_iterators(facts: ModuleFacts, plans: list[PipelinePlan]) -> None:
@@ -227,6 +229,16 @@ def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
             continue
         by_plan[id(plan)] = planned
     return by_plan
+
+
+def _settle(plans: list[PipelinePlan], facts: ModuleFacts, module: cst.Module) -> dict:
+    """Blocks until no blocking causes another: shared variables and shared graph helpers."""
+    while True:
+        blocked = sum(not p.migratable for p in plans)
+        block_shared_variables(plans, facts)
+        helpers = plan_helpers([p for p in plans if not p.imported], facts, module)
+        if sum(not p.migratable for p in plans) == blocked:
+            return helpers
 
 
 def _restore_todos(checkpoints: CheckpointRewrites) -> list[Todo]:
@@ -279,19 +291,22 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"
     loader_class = unique_name(torch_loader.CLASS_NAME, all_names(module))
-    reader_meta = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias, loader_class)
+    reader_meta_by_plan = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias, loader_class)
     checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias)
-    block_shared_variables(plans, facts)
+    helpers = _settle(plans, facts, module)
     migratable = [p for p in plans if p.migratable]
+    # what was planned for pipelines blocked afterwards is left out
+    reader_meta = ReaderMetaRewrites.merged([reader_meta_by_plan[id(p)] for p in migratable if id(p) in reader_meta_by_plan])
     checkpoints = CheckpointRewrites.merged([checkpoints_by_plan[id(p)] for p in migratable if id(p) in checkpoints_by_plan])
     call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta, checkpoints)
-    fixed_ids = set().union(*(node_ids(p.function) for p in migratable if not p.imported)) | call_sites.fixed_ids
+    fixed_ids = set().union(*(node_ids(p.function) for p in migratable if not p.imported),
+                            *(node_ids(h.function) for h in helpers.values())) | call_sites.fixed_ids
     fixed = [f for f in findings if id(f.node) in fixed_ids]
     todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids],
                                      graph_reasons or {}, [*_escape_todos(facts, migratable),
                                                            *_restore_todos(checkpoints)])
     own = [p for p in migratable if not p.imported]
-    migrator = Migrator(facts, own, ndd_alias, call_sites, todos)
+    migrator = Migrator(facts, own, ndd_alias, call_sites, todos, helpers)
     new_module = module.visit(migrator)
     if migratable or call_sites.fixed_ids:
         types_names = set().union(*(names_needed(p.sources) for p in own))

@@ -65,6 +65,7 @@ class PipelinePlan:
     checkpointing: bool = False  # the generator takes a `checkpoint=` to register its state with
     imported: bool = False  # defined (and migrated) in another module; only its uses are here
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" literals that become "gpu"
+    helpers: set[str] = field(default_factory=set)  # module functions that build part of the graph
 
     @property
     def migratable(self) -> bool:

@@ -40,6 +40,16 @@ class ReaderMetaRewrites:
     lookups: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(method call)
     loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
 
+    @classmethod
+    def merged(cls, parts: list[ReaderMetaRewrites]) -> ReaderMetaRewrites:
+        whole = cls()
+        for part in parts:
+            for call, statements in part.statements_after.items():
+                whole.statements_after.setdefault(call, {}).update(statements)
+            whole.lookups.update(part.lookups)
+            whole.loaders += part.loaders
+        return whole
+
 
 class Loaders(Protocol):
     """Framework iterators over pipelines: they need the reader's metadata too."""

@@ -33,7 +33,10 @@ class FunctionalOp(Rule):
     ## Fix safety
     Safe where the op table names an ndd function (same operator, same arguments). Ops with
     no ndd equivalent (deprecated before DALI 2.0 without successor, pipeline-only ops such as
-    `fn.constant`) are marked with a TODO.
+    `fn.constant`) are marked with a TODO. Operators in plain functions that graphs call
+    (`def augment(images): return fn.resize(...)`) are migrated with those graphs when every
+    use of the function is in a migrated graph and it holds no random operator, reader, source
+    or subscript; otherwise the graphs stay in pipeline mode, with a TODO saying why.
     """
 
     code = "DM015"

@@ -1,0 +1,154 @@
+"""Functions that a graph calls to build part of itself (DM015).
+
+Real pipelines share their processing between graphs::
+
+    def augment(images, size):
+        images = fn.resize(images, size=size)
+        return fn.crop_mirror_normalize(images, dtype=types.FLOAT)
+
+    @pipeline_def
+    def train(root):
+        jpegs, labels = fn.readers.file(file_root=root)
+        return augment(fn.decoders.image(jpegs), 224), labels
+
+Once ``train`` is a generator, ``augment`` gets Batches: its ``fn`` calls must become ``ndd``
+calls too. That is done where every use of the helper is in a graph being migrated (or in
+another such helper), and the helper holds only operators that give the same values called
+from anywhere: no random operators (their RNG is the graph's), readers or sources, and no
+subscripts (per sample inside a graph, not in a helper). Otherwise the graphs that call it stay
+in pipeline mode, with a TODO: a migrated graph must never hand Batches to ``fn``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..analysis import DaliCall, ModuleFacts
+from ..rules.dm004_mixed_device import mixed_device_strings
+
+
+@dataclass
+class Helper:
+    function: cst.FunctionDef
+    calls: list[DaliCall]
+    subscripts: int = 0
+
+
+class _References(cst.CSTVisitor):
+    """Each loaded name of ``names``, with the top-level function it stands in ("" outside)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.where: list[str] = []
+        self.found: dict[str, list[str]] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.where.append(node.name.value if not self.where else self.where[-1])
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.where.pop()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names:
+            self.found.setdefault(node.value, []).append(self.where[-1] if self.where else "")
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+
+class _NodeIds(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+        self.subscripts = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.ids.add(id(node))
+        if isinstance(node, cst.Subscript):
+            self.subscripts += 1
+        return True
+
+
+def graph_helpers(facts: ModuleFacts) -> dict[str, Helper]:
+    """Top-level functions, not graphs, that call DALI operators."""
+    loose = [call for call in facts.calls if call.graph is None and call.qualname.startswith("nvidia.dali.fn.")]
+    if not loose:
+        return {}
+    graphs = {id(graph.node) for graph in facts.graphs}
+    helpers = {}
+    for name, functions in facts.module_functions.items():
+        if len(functions) != 1 or id(functions[0]) in graphs:
+            continue
+        inside = _NodeIds()
+        functions[0].visit(inside)
+        calls = [call for call in loose if id(call.node) in inside.ids]
+        if calls:
+            helpers[name] = Helper(functions[0], calls, inside.subscripts)
+    return helpers
+
+
+def _called(node: cst.CSTNode, names: set[str]) -> set[str]:
+    references = _References(names)
+    node.visit(references)
+    return set(references.found)
+
+
+def helpers_of(function: cst.FunctionDef, helpers: dict[str, Helper]) -> set[str]:
+    """The helpers ``function`` uses, and those they use."""
+    found: set[str] = set()
+    todo = [function]
+    while todo:
+        new = _called(todo.pop(), set(helpers)) - found
+        found |= new
+        todo += [helpers[name].function for name in new]
+    return found
+
+
+def why_not(helper: Helper) -> str | None:
+    """Why the helper's operators cannot simply become ndd calls, or None."""
+    for call in helper.calls:
+        op = call.op
+        if op is None:
+            return f"`{call.qualname}` is not in the op table"
+        if op.random or op.is_reader or op.fn in ("external_source", "python_function"):
+            return f"it calls `fn.{op.fn}`, which must stay in the graph"
+    if helper.subscripts:
+        return "it subscripts its data (per sample in a graph); inline it into the graph"
+    found = mixed_device_strings(helper.function, helper.calls)
+    if found.strings:
+        return "it gives a device variable \"mixed\"; write `device=\"mixed\"` where it is used"
+    return None
+
+
+def plan_helpers(plans: list, facts: ModuleFacts, module: cst.Module) -> dict[str, Helper]:
+    """Blocks the plans whose helpers cannot be migrated with them; returns the helpers that
+    are (by name). A helper is migrated when all graphs and helpers that use it are."""
+    helpers = graph_helpers(facts)
+    if not helpers:
+        return {}
+    for plan in plans:
+        plan.helpers = helpers_of(plan.function, helpers)
+    references = _References(set(helpers))
+    module.visit(references)
+    while True:
+        migrated_graphs = {p.graph.name for p in plans if p.migratable}
+        usable = {name for name in set().union(*(p.helpers for p in plans if p.migratable))
+                  if why_not(helpers[name]) is None}
+        blocked = False
+        for plan in [p for p in plans if p.migratable]:
+            for name in sorted(plan.helpers):
+                reason = why_not(helpers[name])
+                users = set(references.found.get(name, []))
+                if reason is None and not users <= migrated_graphs | usable:
+                    outside = sorted(users - migrated_graphs - usable)[0] or "module-level code"
+                    reason = f"`{outside}` uses it too, and stays in pipeline mode"
+                if reason is not None:
+                    plan.block("DM015", plan.function, f"`{name}()` builds part of the graph with `fn`: {reason}")
+                    blocked = True
+                    break
+        if not blocked:
+            return {name: helpers[name] for name in usable}

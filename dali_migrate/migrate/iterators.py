@@ -148,6 +148,22 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
         guidance = GUIDANCE.get(plugin_name(site.name), "loop over the migrated generator")
         raise NotMigratable(f"no automatic migration: {guidance}")
     bound = _bind(site.node, parameters)
+    outputs = _checked_outputs(plan, bound, parameters)
+    policy = _policy(bound, facts)
+    renamed = {"reader_name": _keyword("reader_meta", cst.Name(meta))}
+    if policy != "fill":
+        renamed["last_batch_policy"] = _keyword("last_batch_policy", cst.SimpleString(f'"{policy}"'))
+    if _auto_reset(bound.get("auto_reset")):
+        renamed["auto_reset"] = _keyword("auto_reset", cst.Name("True"))
+    added = [_keyword("batch_size", _batch_size(plan, factory_call))]
+    if "output_map" not in parameters:
+        added.insert(0, cst.Arg(_output_map_node(bound, outputs)))
+    loader = site.node.with_changes(func=cst.Name(class_name), args=_new_args(site.node, parameters, renamed, added))
+    return realigned(loader, bracket_moved([site.node.func], [loader.func]))
+
+
+def _checked_outputs(plan, bound: dict[str, cst.BaseExpression], parameters: list[str]) -> list[str]:
+    """The output names, once what the loader cannot reproduce has raised NotMigratable."""
     if plan.checkpointing:
         raise NotMigratable("checkpointing through the iterator (`loader.checkpoints()`) needs a manual "
                             "migration: register the reader with an `ndd.checkpoint.Checkpoint`")
@@ -164,17 +180,7 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
         raise NotMigratable(f"the pipeline has no reader named {reader_name!r}")
     if _literal(bound.get("size")) not in (None, -1) or _literal(bound.get("last_batch_padded")) not in (None, False):
         raise NotMigratable("`size=`/`last_batch_padded=` beside `reader_name=`")
-    policy = _policy(bound, facts)
-    renamed = {"reader_name": _keyword("reader_meta", cst.Name(meta))}
-    if policy != "fill":
-        renamed["last_batch_policy"] = _keyword("last_batch_policy", cst.SimpleString(f'"{policy}"'))
-    if _auto_reset(bound.get("auto_reset")):
-        renamed["auto_reset"] = _keyword("auto_reset", cst.Name("True"))
-    added = [_keyword("batch_size", _batch_size(plan, factory_call))]
-    if "output_map" not in parameters:
-        added.insert(0, cst.Arg(_output_map_node(bound, outputs)))
-    loader = site.node.with_changes(func=cst.Name(class_name), args=_new_args(site.node, parameters, renamed, added))
-    return realigned(loader, bracket_moved([site.node.func], [loader.func]))
+    return outputs
 
 
 def _new_args(call: cst.Call, parameters: list[str], renamed: dict[str, cst.Arg], added: list[cst.Arg]) -> list[cst.Arg]:

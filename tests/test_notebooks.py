@@ -132,3 +132,19 @@ def test_cells_the_migration_does_not_change_keep_their_stored_source():
     new = json.loads(_migrate(_dump(notebook)).new_source)
     assert new["cells"][-1] == notebook["cells"][-1]
     assert new["cells"][2] != notebook["cells"][2]  # the pipeline cell did change
+
+
+def test_a_framework_iterator_gets_its_loader_class_in_the_import_cell():
+    cells = ["import torch\nfrom nvidia.dali import fn, pipeline_def\nfrom nvidia.dali.plugin.pytorch import DALIGenericIterator",
+             "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\ndef pipe_def(root):\n"
+             "    jpegs, labels = fn.readers.file(file_root=root, name=\"Reader\")\n    return labels",
+             "pipe = pipe_def(\"images\")\nloader = DALIGenericIterator(pipe, [\"label\"], reader_name=\"Reader\")"]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": text.splitlines(keepends=True),
+                           "execution_count": None, "outputs": []} for text in cells],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    migrated = json.loads(_migrate(_dump(notebook)).new_source)
+    sources = ["".join(cell["source"]) for cell in migrated["cells"]]
+    assert sources[0].startswith("import torch\nimport nvidia.dali.experimental.dynamic as ndd\n")
+    assert "class DALITorchLoader:" in sources[0]
+    assert "DALITorchLoader" not in sources[1] and sources[1].startswith("def pipe_def(root, *,")
+    assert "loader = DALITorchLoader(pipe, [\"label\"]" in sources[2]

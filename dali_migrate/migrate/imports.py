@@ -152,19 +152,30 @@ def insert_after_imports(module: cst.Module, statements: list[cst.BaseStatement]
     """``statements`` after the module's leading docstring and imports, two blank lines apart."""
     body = list(module.body)
     index = _first_code_index(body)
-    while index < len(body) and _is_import_line(body[index]):
+    while index < len(body) and (_is_import_line(body[index]) or _is_cell_marker(body[index])):
         index += 1
+    while index > 0 and _is_cell_marker(body[index - 1]):  # the next cell's marker stays with it
+        index -= 1
     blank = [cst.EmptyLine(), cst.EmptyLine()]
     placed = [statement.with_changes(leading_lines=blank) if i == 0 else statement
               for i, statement in enumerate(statements)]
     if index < len(body):
         following = body[index]
         lines = list(following.leading_lines)
-        following = following.with_changes(leading_lines=lines if len(lines) >= 2 else blank)
-        body[index] = following
+        two_blank = len(lines) >= 2 and all(line.comment is None for line in lines[:2])
+        # never drop what is there: a notebook's cell markers are comments above the statement
+        body[index] = following.with_changes(leading_lines=lines if two_blank else [*blank, *lines])
     return module.with_changes(body=[*body[:index], *placed, *body[index:]])
 
 
 def _is_import_line(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+
+
+def _is_cell_marker(statement: cst.BaseStatement) -> bool:
+    """``__dali_migrate_cell__(N)``: where notebook.py joined a notebook's cells."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)):
+        return False
+    call = statement.body[0].value
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value.startswith("__dali_migrate")

@@ -162,9 +162,9 @@ def insert_after_imports(module: cst.Module, statements: list[cst.BaseStatement]
     if index < len(body):
         following = body[index]
         lines = list(following.leading_lines)
-        two_blank = len(lines) >= 2 and all(line.comment is None for line in lines[:2])
-        # never drop what is there: a notebook's cell markers are comments above the statement
-        body[index] = following.with_changes(leading_lines=lines if two_blank else [*blank, *lines])
+        while lines and lines[0].comment is None:  # two blank lines replace the blank ones, comments stay
+            lines.pop(0)
+        body[index] = following.with_changes(leading_lines=[*blank, *lines])
     return module.with_changes(body=[*body[:index], *placed, *body[index:]])
 
 

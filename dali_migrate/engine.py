@@ -176,7 +176,7 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
 
 
 def _node_ids(node: cst.CSTNode) -> set[int]:
-    from .migrate import node_ids
+    from .migrate.places import node_ids
 
     return node_ids(node)
 

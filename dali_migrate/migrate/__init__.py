@@ -19,7 +19,7 @@ from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbo
 from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan
 from .helpers import plan_helpers
-from .places import Places
+from .places import Places, node_ids
 from .plan import (
     PipelinePlan,
     block_shared_variables,
@@ -48,21 +48,6 @@ class MigrationResult:
     blockers: dict[str, list] = field(default_factory=dict)  # pipeline name -> its Blockers
     exported: list[str] = field(default_factory=list)  # top-level names that now mean a generator
     imports_blocked: dict[str, str] = field(default_factory=dict)  # imported pipeline -> why its uses stay
-
-
-class _NodeIds(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.ids: set[int] = set()
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.ids.add(id(node))
-        return True
-
-
-def node_ids(node: cst.CSTNode) -> set[int]:
-    collector = _NodeIds()
-    node.visit(collector)
-    return collector.ids
 
 
 class Migrator(cst.CSTTransformer):

@@ -27,6 +27,7 @@ import libcst as cst
 
 from ..analysis import DaliCall, Graph
 from .names import ScopeNames, scope_names
+from .places import node_ids
 from .ops import keyword_values
 
 
@@ -46,21 +47,28 @@ def _datanode_names(node: cst.CSTNode, graph: Graph) -> set[str]:
     return scope_names([node]).loaded & graph.datanodes
 
 
-class _Inside(cst.CSTVisitor):
-    """What a per-sample ``if`` holds that matters: conditions, returns, boolean operators."""
+class _Tests:
+    """Whether a condition is decided per sample: it reads a DataNode or calls an operator."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, calls: list[DaliCall]) -> None:
         self.graph = graph
+        self.calls = {id(call.node) for call in calls}
+
+    def per_sample(self, test: cst.BaseExpression) -> bool:
+        return bool(_datanode_names(test, self.graph)) or bool(node_ids(test) & self.calls)
+
+
+class _Inside(cst.CSTVisitor):
+    """What a per-sample ``if`` holds that matters: its conditions and any ``return``."""
+
+    def __init__(self, tests: _Tests) -> None:
+        self.is_per_sample = tests.per_sample
         self.tests: list[cst.BaseExpression] = []
         self.returns = False
 
     def visit_If(self, node: cst.If) -> None:
-        if _datanode_names(node.test, self.graph):
+        if self.is_per_sample(node.test):
             self.tests.append(node.test)
-
-    def visit_While(self, node: cst.While) -> None:
-        if _datanode_names(node.test, self.graph):
-            raise NotMigratable("a `while` on a DataNode")
 
     def visit_Return(self, node: cst.Return) -> None:
         self.returns = True
@@ -69,18 +77,29 @@ class _Inside(cst.CSTVisitor):
         return False
 
 
-class _LogicOutsideIf(cst.CSTVisitor):
-    """``and``/``or``/``not`` and ``x if c else y`` on DataNodes outside an ``if`` test: per
-    sample in pipeline mode, for the whole batch on ndd Batches."""
+class _Elsewhere(cst.CSTVisitor):
+    """One walk over the graph outside its top-level per-sample ``if`` statements: an ``if`` or
+    ``while`` on DataNodes there, or ``and``/``or``/``not``/``x if c else y`` on them, would be
+    decided once for the whole Batch."""
 
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
+    def __init__(self, tests: _Tests, per_sample_ifs: set[int]) -> None:
+        self.tests = tests
+        self.per_sample_ifs = per_sample_ifs
 
     def visit_If(self, node: cst.If) -> bool:
-        return False  # handled per sample
+        if id(node) in self.per_sample_ifs:
+            return False  # planned in _plan_if, run per sample
+        if self.tests.per_sample(node.test):
+            raise NotMigratable("an `if` on a DataNode nested in another statement: move it to the top "
+                                "level of the graph")
+        return True
+
+    def visit_While(self, node: cst.While) -> None:
+        if self.tests.per_sample(node.test):
+            raise NotMigratable("a `while` on a DataNode")
 
     def _check(self, node: cst.CSTNode, what: str) -> None:
-        if _datanode_names(node, self.graph):
+        if _datanode_names(node, self.tests.graph):
             raise NotMigratable(f"`{what}` on DataNodes outside an `if` test: use `&`, `|`, `~` (per "
                                 "sample in both modes) or an `if` statement")
 
@@ -97,32 +116,21 @@ class _LogicOutsideIf(cst.CSTVisitor):
 
 def plan_conditionals(function: cst.FunctionDef, graph: Graph, calls: list[DaliCall]) -> list[PerSampleIf]:
     """The graph's top-level ``if`` statements on DataNodes; NotMigratable says what a person must do."""
+    tests = _Tests(graph, calls)
     body = list(function.body.body)
-    for statement in body:
-        statement.visit(_LogicOutsideIf(graph))
-    planned = []
-    for index, statement in enumerate(body):
-        if isinstance(statement, cst.If) and _datanode_names(statement.test, graph):
-            planned.append(_plan_if(statement, body[:index], body[index + 1:], graph, calls))
-        elif not isinstance(statement, cst.If) and _has_per_sample_if(statement, graph):
-            raise NotMigratable("an `if` on a DataNode nested in another statement: move it to the top "
-                                "level of the graph")
-    return planned
+    tops = {index for index, statement in enumerate(body)
+            if isinstance(statement, cst.If) and tests.per_sample(statement.test)}
+    function.body.visit(_Elsewhere(tests, {id(body[index]) for index in tops}))
+    return [_plan_if(body[index], body[:index], body[index + 1:], tests, calls) for index in sorted(tops)]
 
 
-def _has_per_sample_if(statement: cst.BaseStatement, graph: Graph) -> bool:
-    inside = _Inside(graph)
-    statement.visit(inside)
-    return bool(inside.tests)
-
-
-def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst.BaseStatement], graph: Graph,
+def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst.BaseStatement], tests: _Tests,
              calls: list[DaliCall]) -> PerSampleIf:
-    inside = _Inside(graph)
+    inside = _Inside(tests)
     statement.visit(inside)
     if inside.returns:
         raise NotMigratable("`return` inside a per-sample `if`: assign the value and return after the `if`")
-    ids = _node_ids(statement)
+    ids = node_ids(statement)
     for call in calls:
         if id(call.node) not in ids:
             continue
@@ -139,14 +147,8 @@ def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst
     if not outputs:
         raise NotMigratable("the `if` assigns nothing that the graph uses later")
     # a variable that only the branches assign has no sample to pass in
-    inputs = sorted((names.loaded | set(outputs)) & graph.datanodes & scope_names(before).bound)
+    inputs = sorted((names.loaded | set(outputs)) & tests.graph.datanodes & scope_names(before).bound)
     return PerSampleIf(statement, inputs, outputs, {id(test) for test in inside.tests})
-
-
-def _node_ids(node: cst.CSTNode) -> set[int]:
-    from . import node_ids
-
-    return node_ids(node)
 
 
 def per_sample_test(test: cst.BaseExpression, numpy_alias: str) -> cst.BaseExpression:

@@ -45,3 +45,19 @@ class Places(cst.CSTVisitor):
 
     def top_level(self, node: cst.CSTNode) -> bool:
         return self.found[id(node)][2]
+
+
+class _NodeIds(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.ids.add(id(node))
+        return True
+
+
+def node_ids(node: cst.CSTNode) -> set[int]:
+    """The ``id()`` of ``node`` and of every node inside it."""
+    collector = _NodeIds()
+    node.visit(collector)
+    return collector.ids

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts
 from ..rules import Finding
+from .places import node_ids
 from .plan import PipelinePlan
 
 TODO_PREFIX = "# TODO(dali-migrate):"
@@ -23,12 +24,6 @@ class Todo:
     @property
     def comment(self) -> str:
         return f"{TODO_PREFIX} {self.code} {self.message}"
-
-
-def _ids_within(node: cst.CSTNode) -> set[int]:
-    from . import node_ids
-
-    return node_ids(node)
 
 
 class TodoInserter:
@@ -51,7 +46,7 @@ class TodoInserter:
         blocked = {id(p.function): p for p in plans if not p.migratable}
         for graph in facts.graphs:
             if graph.kind != "decorator" or id(graph.node) in blocked:
-                hidden |= _ids_within(graph.node)
+                hidden |= node_ids(graph.node)
         for plan in blocked.values():
             todos.append(Todo("DM001", f"`{plan.graph.name}` was not migrated: fix the TODOs below, then re-run dali-migrate", plan.function))
             todos += [Todo(b.code, b.message, b.node) for b in plan.blockers]

@@ -417,6 +417,26 @@ class _FactCollector(cst.CSTVisitor):
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
 
 
+def iterated_pipeline(call: cst.Call, by_keyword: bool = True) -> cst.BaseExpression | None:
+    """The pipeline a framework iterator is built over: its first argument, or ``pipelines=``/
+    ``pipeline=`` unless ``by_keyword`` is False; ``[pipe]`` (one pipeline in a list) is ``pipe``."""
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return single_element(arg.value)
+        if not by_keyword:
+            return None  # only a first positional argument counts
+        if arg.keyword is not None and arg.keyword.value in ("pipelines", "pipeline"):
+            return single_element(arg.value)
+    return None
+
+
+def single_element(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``x`` for ``[x]`` or ``(x,)``; ``value`` itself otherwise."""
+    if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1 and isinstance(value.elements[0], cst.Element):
+        return value.elements[0].value
+    return value
+
+
 def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: ImportTable | None = None,
                   imported_pipelines: frozenset[str] = frozenset()) -> ModuleFacts:
     """``imported_pipelines``: names (``train_pipe``, ``pipelines.train_pipe``) that stand for

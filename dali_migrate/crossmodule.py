@@ -18,7 +18,7 @@ import libcst as cst
 
 from .config import Config
 from .diagnostics import FileResult
-from .imports import dotted_name
+from .imports import dotted_name, import_nodes
 
 
 def module_name(path: Path, root: Path | None) -> str:
@@ -46,27 +46,14 @@ def _absolute(node: cst.ImportFrom, importer: str) -> str:
     return ".".join([*package, *([module] if module else [])])
 
 
-class _Imports(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.nodes: list[cst.Import | cst.ImportFrom] = []
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self.nodes.append(node)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.nodes.append(node)
-
-
 class Unfollowable(Exception):
     """An import of the defining module that dali-migrate cannot map to local names."""
 
 
 def imported_locals(importer: cst.Module, importer_module: str, defined: str, names: set[str]) -> dict[str, str]:
     """Local spelling (``train_pipe``, ``pipelines.train_pipe``) -> the defined name it stands for."""
-    visitor = _Imports()
-    importer.visit(visitor)
     found: dict[str, str] = {}
-    for node in visitor.nodes:
+    for node in (node for statement in importer.body for node in import_nodes(statement)):
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = dotted_name(alias.name) or ""

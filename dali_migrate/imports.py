@@ -9,6 +9,7 @@ keeps a local ``fn`` or scikit-learn's ``Pipeline`` from being flagged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import libcst as cst
 
@@ -109,26 +110,25 @@ def collect_import(table: ImportTable, node: cst.Import | cst.ImportFrom) -> Non
 _NESTED = ("body", "orelse", "handlers", "finalbody", "cases")
 
 
-def _collect_imports(node, table: ImportTable) -> None:
+def import_nodes(node) -> Iterator[cst.Import | cst.ImportFrom]:
     """Imports anywhere among the statements (also inside functions and ``try``), reached by
     walking statement blocks only: expressions cannot hold imports, and a plain walk is several
     times faster than LibCST's visitor."""
     if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        for small in node.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom)):
-                collect_import(table, small)
+        yield from (small for small in node.body if isinstance(small, (cst.Import, cst.ImportFrom)))
         return
     for name in _NESTED:
         part = getattr(node, name, None)
         if isinstance(part, (tuple, list)):
             for item in part:
-                _collect_imports(item, table)
+                yield from import_nodes(item)
         elif isinstance(part, cst.CSTNode):
-            _collect_imports(part, table)
+            yield from import_nodes(part)
 
 
 def import_table(module: cst.Module) -> ImportTable:
     table = ImportTable()
     for statement in module.body:
-        _collect_imports(statement, table)
+        for node in import_nodes(statement):
+            collect_import(table, node)
     return table

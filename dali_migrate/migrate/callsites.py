@@ -73,7 +73,7 @@ class CallSiteRewrites:
         if key in self.factory_dropped_args:
             args = without_keywords(updated.args, self.factory_dropped_args[key])
             if key in self.checkpoints.factory_args:
-                args = append_keyword(args, "checkpoint", self.checkpoints.factory_args[key].value)
+                args = append_keyword(args, "checkpoint", self.checkpoints.factory_args[key])
             return updated.with_changes(args=args)
         method = self.output_uses.get(key)
         if method is None:

@@ -40,7 +40,7 @@ class CheckpointNotMigratable(NotMigratable):
 @dataclass
 class CheckpointRewrites:
     before: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)  # id(factory call)
-    factory_args: dict[int, cst.Arg] = field(default_factory=dict)  # id(factory call) -> checkpoint=...
+    factory_args: dict[int, cst.Name] = field(default_factory=dict)  # id(factory call) -> its checkpoint=
     replaced: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)  # id(pipe.checkpoint() call)
     restores: list[cst.Call] = field(default_factory=list)  # factory calls given a saved state
     states: set[str] = field(default_factory=set)  # names that now hold an ndd checkpoint's state
@@ -105,8 +105,7 @@ def _plan_one(rewrites: CheckpointRewrites, var: str, call: cst.Call, sites: lis
         before.append(cst.parse_statement(f"{name}.deserialize({state})\n"))
         rewrites.restores.append(call)
     rewrites.before[id(call)] = before
-    rewrites.factory_args[id(call)] = cst.Arg(keyword=cst.Name("checkpoint"), value=cst.Name(name),
-                                              equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    rewrites.factory_args[id(call)] = cst.Name(name)
     for site in sites:
         if site.node.args:
             raise CheckpointNotMigratable(site.node, f"`{var}.checkpoint(filename)`: write `state = {var}.checkpoint()` "

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import DaliCall, ModuleFacts
-from .ops import keyword_values
+from .ops import NotALiteral, keyword_values, literal_value
 
 KEPT_ARGS = ("layout", "dtype", "device")
 # Tuning without effect on the data; `name` only names the operator.
@@ -55,15 +55,10 @@ class SourcePlan:
 
 
 def _literal(node: cst.BaseExpression | None):
-    if node is None:
-        return None
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, cst.Integer):
-        return int(node.value)
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value
-    raise NotMigratable("give `batch`, `batch_info`, `cycle` and `num_outputs` as literals")
+    try:
+        return literal_value(node)
+    except NotALiteral:
+        raise NotMigratable("give `batch`, `batch_info`, `cycle` and `num_outputs` as literals") from None
 
 
 def _positional_count(function: cst.FunctionDef, skip_self: bool = False) -> int:

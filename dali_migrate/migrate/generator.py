@@ -14,7 +14,7 @@ import libcst as cst
 
 from . import checkpointing
 from . import external_source as sources
-from .ops import append_keyword, bracket_moved, reader_constructor, realigned
+from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
 from .plan import PipelinePlan, reader_needs_pipeline_seed
 
 
@@ -34,7 +34,7 @@ def statement(code: str) -> cst.BaseStatement:
 
 
 def _kwonly_param(name: str, default: cst.BaseExpression | None) -> cst.Param:
-    equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")) if default else cst.MaybeSentinel.DEFAULT
+    equal = TIGHT_EQUAL if default else cst.MaybeSentinel.DEFAULT
     return cst.Param(name=cst.Name(name), default=default, equal=equal)
 
 

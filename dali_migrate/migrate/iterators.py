@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..analysis import ModuleFacts, Site
+from ..analysis import ModuleFacts, Site, iterated_pipeline, single_element
 from ..imports import dotted_name
 from ..rules.dm010_framework_iterator import GUIDANCE, plugin_name
 from .names import all_names
-from .ops import bracket_moved, realigned
+from .ops import NotALiteral, bracket_moved, keyword_arg, literal_value, realigned
 from .reader_meta import NotMigratable, reader_name_node
 
 PYTORCH = "nvidia.dali.plugin.pytorch."
@@ -40,24 +40,10 @@ CLASSIFICATION_OUTPUTS = ["data", "label"]
 POLICIES = {"FILL": "fill", "PARTIAL": "partial", "DROP": "drop"}
 
 
-def pipeline_argument(call: cst.Call) -> cst.BaseExpression | None:
-    """The pipeline an iterator is built over; ``[pipe]`` (one pipeline in a list) is ``pipe``."""
-    for arg in call.args:
-        if arg.keyword is None and not arg.star or arg.keyword is not None and arg.keyword.value in ("pipelines", "pipeline"):
-            return _single(arg.value)
-    return None
-
-
-def _single(value: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1 and isinstance(value.elements[0], cst.Element):
-        return value.elements[0].value
-    return value
-
-
 def iterator_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
     """Framework iterators built over one of ``pipe_vars``."""
     return [site for site in facts.iterator_uses
-            if dotted_name(pipeline_argument(site.node) or cst.Name("_")) in pipe_vars]
+            if dotted_name(iterated_pipeline(site.node) or cst.Name("_")) in pipe_vars]
 
 
 def _bind(call: cst.Call, parameters: list[str]) -> dict[str, cst.BaseExpression]:
@@ -81,17 +67,12 @@ def _strings(node: cst.BaseExpression | None, what: str) -> list[str]:
 
 
 def _literal(node: cst.BaseExpression | None) -> object:
-    if node is None:
-        return None
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value
-    if isinstance(node, cst.Integer):
-        return int(node.value)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
-        return -int(node.expression.value)
-    raise NotMigratable(f"`{cst.Module([]).code_for_node(node)}` is not a literal")
+        return -int(node.expression.value)  # size=-1
+    try:
+        return literal_value(node)
+    except NotALiteral as code:
+        raise NotMigratable(f"`{code}` is not a literal") from None
 
 
 def _auto_reset(node: cst.BaseExpression | None) -> bool:
@@ -150,12 +131,12 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
     bound = _bind(site.node, parameters)
     outputs = _checked_outputs(plan, bound, parameters)
     policy = _policy(bound, facts)
-    renamed = {"reader_name": _keyword("reader_meta", cst.Name(meta))}
+    renamed = {"reader_name": keyword_arg("reader_meta", cst.Name(meta))}
     if policy != "fill":
-        renamed["last_batch_policy"] = _keyword("last_batch_policy", cst.SimpleString(f'"{policy}"'))
+        renamed["last_batch_policy"] = keyword_arg("last_batch_policy", cst.SimpleString(f'"{policy}"'))
     if _auto_reset(bound.get("auto_reset")):
-        renamed["auto_reset"] = _keyword("auto_reset", cst.Name("True"))
-    added = [_keyword("batch_size", _batch_size(plan, factory_call))]
+        renamed["auto_reset"] = keyword_arg("auto_reset", cst.Name("True"))
+    added = [keyword_arg("batch_size", _batch_size(plan, factory_call))]
     if "output_map" not in parameters:
         added.insert(0, cst.Arg(_output_map_node(bound, outputs)))
     loader = site.node.with_changes(func=cst.Name(class_name), args=_new_args(site.node, parameters, renamed, added))
@@ -192,7 +173,7 @@ def _new_args(call: cst.Call, parameters: list[str], renamed: dict[str, cst.Arg]
     for index, arg in enumerate(call.args):
         name = arg.keyword.value if arg.keyword else parameters[index]
         if arg.keyword is None and index < kept_positional or name in ("pipelines", "pipeline", "output_map"):
-            new.append(arg.with_changes(value=_single(arg.value)) if name in ("pipelines", "pipeline") else arg)
+            new.append(arg.with_changes(value=single_element(arg.value)) if name in ("pipelines", "pipeline") else arg)
             if len(new) == kept_positional:
                 new += [a.with_changes(comma=arg.comma) for a in added]
             continue
@@ -210,11 +191,6 @@ def _new_args(call: cst.Call, parameters: list[str], renamed: dict[str, cst.Arg]
 
 def _output_map_node(bound: dict, outputs: list[str]) -> cst.BaseExpression:
     return bound.get("output_map") or cst.List([cst.Element(cst.SimpleString(f'"{name}"')) for name in outputs])
-
-
-def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(value=value, keyword=cst.Name(name),
-                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
 
 
 class IteratorNotMigratable(NotMigratable):
@@ -254,7 +230,7 @@ def unbound_pipelines(facts: ModuleFacts, pipeline_names: set[str]) -> list[Site
     """Iterators over a pipeline that is not first bound to a name (``Iterator(make(), ...)``)."""
     found = []
     for site in facts.iterator_uses:
-        argument = pipeline_argument(site.node)
+        argument = iterated_pipeline(site.node)
         if argument is not None and not isinstance(argument, cst.Name) and all_names(argument) & pipeline_names:
             found.append(site)
     return found

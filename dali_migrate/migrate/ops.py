@@ -36,9 +36,33 @@ def without_keywords(args: tuple[cst.Arg, ...] | list[cst.Arg], dropped) -> list
     return kept
 
 
+TIGHT_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # `name=value`
+
+
+def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value=value, keyword=cst.Name(name), equal=TIGHT_EQUAL)
+
+
+class NotALiteral(ValueError):
+    pass
+
+
+def literal_value(node: cst.BaseExpression | None):
+    """The value of an argument written as True/False/None, an integer or a string; None for
+    an argument not given. NotALiteral for anything else."""
+    if node is None:
+        return None
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    raise NotALiteral(cst.Module([]).code_for_node(node))
+
+
 def append_keyword(args: list[cst.Arg], name: str, value: cst.BaseExpression) -> list[cst.Arg]:
-    new_arg = cst.Arg(value=value, keyword=cst.Name(name),
-                      equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    new_arg = keyword_arg(name, value)
     if not args:
         return [new_arg]
     last = args[-1]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from ..analysis import DaliCall, Graph, ModuleFacts
+from ..analysis import DaliCall, Graph, ModuleFacts, iterated_pipeline
 from ..imports import dotted_name
 from ..rules.dm004_mixed_device import mixed_device_strings
 from ..rules.dm012_python_source import PYTHON_OPS
@@ -366,16 +366,6 @@ def _all_none(plan: PipelinePlan, name: str) -> bool:
 
 
 
-def _iterated_pipeline(call: cst.Call) -> cst.BaseExpression | None:
-    """``pipe`` in ``Iterator(pipe, ...)`` or ``Iterator([pipe], ...)``; iterators.py plans those."""
-    if not call.args or call.args[0].keyword is not None:
-        return None
-    value = call.args[0].value
-    if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
-        return value.elements[0].value
-    return value
-
-
 class _StrayReferenceFinder(cst.CSTVisitor):
     def __init__(self, names: set[str], accounted: set[int]) -> None:
         self.names = names
@@ -407,7 +397,7 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(returned) for returned in facts.pipeline_returns}
     # iterators over a pipeline are planned in iterators.py, which blocks what it cannot rewrite
     accounted |= {id(argument) for s in facts.iterator_uses
-                  if isinstance(argument := _iterated_pipeline(s.node), cst.Name)}
+                  if isinstance(argument := iterated_pipeline(s.node, by_keyword=False), cst.Name)}
     names = facts.pipeline_functions | facts.pipeline_vars | set(facts.pipeline_helpers)
     finder = _StrayReferenceFinder(names, accounted)
     module.visit(finder)

@@ -223,21 +223,17 @@ def _meta_statement(plan, reader, factory_call: cst.Call, meta: str, facts: Modu
     substitute = _Substitute(bound, params, _graph_locals(function), plan.imported)
     reader_call = reader.node.with_changes(args=[arg.visit(substitute) for arg in reader.node.args])
     constructor = reader_constructor(reader, ndd_alias, facts.optable, reader_call)
-    original_target = _assigned_target(plan.function, reader.node)
-    if original_target is not None:  # the arguments stay aligned with the new bracket
-        moved = bracket_moved([original_target, reader.node.func], [cst.Name(meta), constructor.func])
-        constructor = realigned(constructor, moved)
+    # the arguments stay aligned with the new bracket
+    moved = bracket_moved([_reader_target(plan, reader), reader.node.func], [cst.Name(meta), constructor.func])
+    constructor = realigned(constructor, moved)
     value = cst.Call(func=cst.Attribute(value=constructor, attr=cst.Name("get_metadata")))
     return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(meta))], value=value)])
 
 
-def _assigned_target(function: cst.FunctionDef, call: cst.Call) -> cst.BaseExpression | None:
-    for statement in function.body.body:
-        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
-            assign = statement.body[0]
-            if assign.value is call and len(assign.targets) == 1:
-                return assign.targets[0].target
-    return None
+def _reader_target(plan, reader) -> cst.BaseExpression:
+    """What the graph assigns the reader's outputs to (``jpegs, labels``)."""
+    index = plan.reader_statement_indices[plan.readers.index(reader)]
+    return plan.function.body.body[index].body[0].targets[0].target
 
 
 def factory_statements(facts: ModuleFacts) -> dict[str, list[cst.Call]]:

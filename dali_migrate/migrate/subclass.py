@@ -35,6 +35,7 @@ from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
 from .names import all_names, scope_names
+from .ops import TIGHT_EQUAL, keyword_arg
 
 # Pipeline.__init__'s leading positional parameters, in order
 PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
@@ -230,8 +231,7 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     decorator = cst.Decorator(decorator=cst.Call(
         func=cst.Name(decorator_name),
-        args=_commas([cst.Arg(value=v, keyword=cst.Name(k), equal=cst.AssignEqual(
-            cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))) for k, v in decorator_args.items()])))
+        args=_commas([keyword_arg(k, v) for k, v in decorator_args.items()])))
     docstring = [node.body.body[0]] if _is_docstring(node.body.body[0]) else []
     graph_body = list(body.body)
     if docstring and graph_body and _is_docstring(graph_body[0]):
@@ -248,8 +248,7 @@ def keyword_call(call: cst.Call, subclass: Subclass) -> cst.Call:
     positional = [a for a in call.args if a.keyword is None]
     if not positional:
         return call
-    named = [a.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-             for name, a in zip(subclass.call_params, positional)]
+    named = [a.with_changes(keyword=cst.Name(name), equal=TIGHT_EQUAL) for name, a in zip(subclass.call_params, positional)]
     return call.with_changes(args=[*named, *call.args[len(positional):]])
 
 

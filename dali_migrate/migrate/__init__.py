@@ -14,11 +14,11 @@ from .conditionals import per_sample_statements, per_sample_test
 from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
 from . import torch_loader
-from .imports import fix_imports, has_ndd_import, insert_after_imports, used_names
+from .imports import fix_imports, has_ndd_import, insert_after_imports
 from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan
-from .helpers import plan_helpers
+from .helpers import find_helpers, plan_helpers
 from .places import Places, node_ids
 from .plan import (
     PipelinePlan,
@@ -150,24 +150,31 @@ class Migrator(cst.CSTTransformer):
         return updated_node
 
 
-def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan],
-                      ndd_alias: str, loader_class: str) -> dict[int, ReaderMetaRewrites]:
+def _places_of_uses(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan]) -> Places:
+    """One walk for where pipelines are created and where their metadata, iterators and
+    checkpoints are used: those uses are tied to the binding in force in their function."""
+    pipe_vars = [v for p in plans for v in p.pipe_vars]
+    uses = [*meta_sites(facts, pipe_vars), *iterator_sites(facts, pipe_vars),
+            *(site for var in pipe_vars for site in checkpoint_sites(facts, var))]
+    places = Places({id(s.node) for s in uses} | {id(call) for call in facts.pipeline_factory_calls})
+    if uses:  # otherwise nothing asks where anything is
+        module.visit(places)
+    return places
+
+
+def _plan_reader_meta(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str, loader_class: str,
+                      places: Places, factories: dict[str, list[cst.Call]]) -> dict[int, ReaderMetaRewrites]:
     """Per plan (by id), its metadata lookups and framework iterators; a plan they cannot be
     done for is blocked."""
     by_plan: dict[int, ReaderMetaRewrites] = {}
     _block_unbound_iterators(facts, plans)
     pipe_vars = [v for p in plans for v in p.pipe_vars]
-    wanted = {id(s.node) for s in [*meta_sites(facts, pipe_vars), *iterator_sites(facts, pipe_vars)]}
-    if not wanted:
+    if not meta_sites(facts, pipe_vars) and not iterator_sites(facts, pipe_vars):
         return by_plan
-    wanted |= {id(call) for call in facts.pipeline_factory_calls}
-    scopes = Places(wanted)
-    module.visit(scopes)
-    factories = factory_statements(facts)
     for plan in [p for p in plans if p.migratable]:
         try:
             planned = plan_reader_meta(plan, facts, factories, ndd_alias,
-                                       scopes, TorchLoaders(plan, facts, loader_class))
+                                       places, TorchLoaders(plan, facts, loader_class))
         except IteratorNotMigratable as reason:
             plan.block("DM010", reason.site.node, str(reason))
             continue
@@ -189,22 +196,19 @@ def _block_unbound_iterators(facts: ModuleFacts, plans: list[PipelinePlan]) -> N
                                                f"{plan.graph.name}(...)`, then pass `pipe`")
 
 
-def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan],
-                      ndd_alias: str) -> dict[int, CheckpointRewrites]:
+def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
+                      places: Places, factories: dict[str, list[cst.Call]]) -> dict[int, CheckpointRewrites]:
     """Per plan (by id), the rewrites of its checkpoints; a plan they cannot be done for is blocked."""
     by_plan: dict[int, CheckpointRewrites] = {}
     checkpointed = [p for p in plans if p.migratable and p.checkpointing]
     if not checkpointed:
         return by_plan
     sites = [s for p in checkpointed for v in p.pipe_vars for s in checkpoint_sites(facts, v)]
-    scopes = Places({id(s.node) for s in sites} | {id(c) for c in facts.pipeline_factory_calls})
-    module.visit(scopes)
     lines = StatementOf({id(s.node) for s in sites})
     module.visit(lines)
-    factories = factory_statements(facts)
     for plan in checkpointed:
         try:
-            planned = plan_checkpoints(plan, facts, factories, scopes, lambda node: lines.found.get(id(node)),
+            planned = plan_checkpoints(plan, facts, factories, places, lambda node: lines.found.get(id(node)),
                                        ndd_alias)
         except CheckpointNotMigratable as reason:
             plan.block("DM013", reason.node, f"checkpointing: {reason}")
@@ -218,10 +222,12 @@ def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
 
 def _settle(plans: list[PipelinePlan], facts: ModuleFacts, module: cst.Module) -> dict:
     """Blocks until no blocking causes another: shared variables and shared graph helpers."""
+    uses = find_helpers(facts, module)
+    own = [p for p in plans if not p.imported]
     while True:
         blocked = sum(not p.migratable for p in plans)
         block_shared_variables(plans, facts)
-        helpers = plan_helpers([p for p in plans if not p.imported], facts, module)
+        helpers = plan_helpers(own, uses)
         if sum(not p.migratable for p in plans) == blocked:
             return helpers
 
@@ -276,8 +282,10 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"
     loader_class = unique_name(torch_loader.CLASS_NAME, all_names(module))
-    reader_meta_by_plan = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias, loader_class)
-    checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias)
+    places, factories = _places_of_uses(module, facts, plans), factory_statements(facts)
+    reader_meta_by_plan = _plan_reader_meta(facts, [p for p in plans if p.migratable], ndd_alias, loader_class,
+                                            places, factories)
+    checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias, places, factories)
     helpers = _settle(plans, facts, module)
     migratable = [p for p in plans if p.migratable]
     # what was planned for pipelines blocked afterwards is left out
@@ -296,7 +304,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     if migratable or call_sites.fixed_ids:
         types_names = set().union(*(names_needed(p.sources) for p in own))
         need_numpy = call_sites.needs_numpy or (migrator.op_plan.needs_numpy and numpy_alias(module) is None)
-        new_module = fix_imports(new_module, need_ndd=bool(own) or _uses_ndd(new_module, ndd_alias),
+        new_module = fix_imports(new_module, need_ndd=bool(own),
                                  need_numpy=need_numpy, need_types=types_names,
                                  need_itertools=any(len(p.readers) > 1 for p in own))
     if reader_meta.loaders:
@@ -306,6 +314,3 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                            _exported(module, facts, own),
                            {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable})
 
-
-def _uses_ndd(module: cst.Module, ndd_alias: str) -> bool:
-    return ndd_alias in used_names(module)

@@ -61,16 +61,18 @@ class _References(cst.CSTVisitor):
         return False
 
 
-class _NodeIds(cst.CSTVisitor):
+class _Subscripts(cst.CSTVisitor):
     def __init__(self) -> None:
-        self.ids: set[int] = set()
-        self.subscripts = 0
+        self.count = 0
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.ids.add(id(node))
-        if isinstance(node, cst.Subscript):
-            self.subscripts += 1
-        return True
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self.count += 1
+
+
+def _subscripts(function: cst.FunctionDef) -> int:
+    counter = _Subscripts()
+    function.visit(counter)
+    return counter.count
 
 
 def graph_helpers(facts: ModuleFacts) -> dict[str, Helper]:
@@ -79,16 +81,15 @@ def graph_helpers(facts: ModuleFacts) -> dict[str, Helper]:
     if not loose:
         return {}
     graphs = {id(graph.node) for graph in facts.graphs}
-    helpers = {}
-    for name, functions in facts.module_functions.items():
-        if len(functions) != 1 or id(functions[0]) in graphs:
-            continue
-        inside = _NodeIds()
-        functions[0].visit(inside)
-        calls = [call for call in loose if id(call.node) in inside.ids]
-        if calls:
-            helpers[name] = Helper(functions[0], calls, inside.subscripts)
-    return helpers
+    functions = {facts.top_level[id(defs[0])]: (name, defs[0]) for name, defs in facts.module_functions.items()
+                 if len(defs) == 1 and id(defs[0]) not in graphs}
+    calls_by_function: dict[str, list[DaliCall]] = {}
+    for call in loose:  # the analysis knows the top-level statement of every node
+        found = functions.get(facts.top_level[id(call.node)])
+        if found is not None:
+            calls_by_function.setdefault(found[0], []).append(call)
+    return {name: Helper(facts.module_functions[name][0], calls, _subscripts(facts.module_functions[name][0]))
+            for name, calls in calls_by_function.items()}
 
 
 def _called(node: cst.CSTNode, names: set[str]) -> set[str]:
@@ -124,25 +125,42 @@ def why_not(helper: Helper) -> str | None:
     return None
 
 
-def plan_helpers(plans: list, facts: ModuleFacts, module: cst.Module) -> dict[str, Helper]:
-    """Blocks the plans whose helpers cannot be migrated with them; returns the helpers that
-    are (by name). A helper is migrated when all graphs and helpers that use it are."""
+@dataclass
+class HelperUses:
+    """The module's graph helpers, why each cannot be migrated (None if it can), and the
+    top-level functions that use each: found once, before the plans settle."""
+
+    helpers: dict[str, Helper]
+    reasons: dict[str, str | None]
+    users: dict[str, set[str]]
+
+
+def find_helpers(facts: ModuleFacts, module: cst.Module) -> HelperUses | None:
     helpers = graph_helpers(facts)
     if not helpers:
-        return {}
-    for plan in plans:
-        plan.helpers = helpers_of(plan.function, helpers)
+        return None
     references = _References(set(helpers))
     module.visit(references)
+    return HelperUses(helpers, {name: why_not(helper) for name, helper in helpers.items()},
+                      {name: set(found) for name, found in references.found.items()})
+
+
+def plan_helpers(plans: list, uses: HelperUses | None) -> dict[str, Helper]:
+    """Blocks the plans whose helpers cannot be migrated with them; returns the helpers that
+    are (by name). A helper is migrated when all graphs and helpers that use it are."""
+    if uses is None:
+        return {}
+    for plan in plans:
+        plan.helpers = helpers_of(plan.function, uses.helpers)
     while True:
         migrated_graphs = {p.graph.name for p in plans if p.migratable}
         usable = {name for name in set().union(*(p.helpers for p in plans if p.migratable))
-                  if why_not(helpers[name]) is None}
+                  if uses.reasons[name] is None}
         blocked = False
         for plan in [p for p in plans if p.migratable]:
             for name in sorted(plan.helpers):
-                reason = why_not(helpers[name])
-                users = set(references.found.get(name, []))
+                reason = uses.reasons[name]
+                users = uses.users.get(name, set())
                 if reason is None and not users <= migrated_graphs | usable:
                     outside = sorted(users - migrated_graphs - usable)[0] or "module-level code"
                     reason = f"`{outside}` uses it too, and stays in pipeline mode"
@@ -151,4 +169,4 @@ def plan_helpers(plans: list, facts: ModuleFacts, module: cst.Module) -> dict[st
                     blocked = True
                     break
         if not blocked:
-            return {name: helpers[name] for name in usable}
+            return {name: uses.helpers[name] for name in usable}

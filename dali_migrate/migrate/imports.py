@@ -80,10 +80,11 @@ def has_ndd_import(module: cst.Module) -> str | None:
 
 def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
                 need_types: set[str] = frozenset(), need_itertools: bool = False) -> cst.Module:
-    """``need_types``: names the migrated code takes from nvidia.dali.types (BatchInfo, ...)."""
+    """``need_ndd``: add the ndd import even where the code does not name ``ndd`` yet.
+    ``need_types``: names the migrated code takes from nvidia.dali.types (BatchInfo, ...)."""
     used = used_names(module)
     body: list[cst.BaseStatement] = []
-    add_ndd = need_ndd and has_ndd_import(module) is None
+    add_ndd = (need_ndd or "ndd" in used) and has_ndd_import(module) is None
     bound = _top_level_bound(module)
     missing_types = sorted(set(need_types) - bound)
     add_numpy = need_numpy and "np" not in bound

@@ -196,7 +196,8 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 rewrites.lookups[id(site.node)] = _lookup(site, metas, plan)
             after = rewrites.statements_after.setdefault(id(factory_call), {})
             for name, meta in metas.items():
-                after[meta] = _meta_statement(plan, _named_readers(plan)[name], factory_call, meta, facts, ndd_alias)
+                if meta not in after:  # one lookup per reader, however often it is asked
+                    after[meta] = _meta_statement(plan, _named_readers(plan)[name], factory_call, meta, facts, ndd_alias)
     return rewrites
 
 

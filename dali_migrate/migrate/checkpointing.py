@@ -27,6 +27,7 @@ from ..imports import dotted_name
 from .ops import is_true, keyword_values
 from .reader_meta import NotMigratable, factory_in_scope
 
+CHECKPOINT_METHOD = frozenset({"checkpoint"})
 
 
 class CheckpointNotMigratable(NotMigratable):
@@ -64,7 +65,7 @@ class CheckpointRewrites:
 
 
 def checkpoint_sites(facts: ModuleFacts, var: str) -> list[Site]:
-    return [s for s in facts.pipeline_method_calls if s.name == var and s.detail == "checkpoint"]
+    return [s for s in facts.pipeline_method_sites(CHECKPOINT_METHOD) if s.name == var]
 
 
 def plan_checkpoints(plan, facts: ModuleFacts, factories: dict[str, list[cst.Call]], places,

@@ -63,7 +63,7 @@ class Loaders(Protocol):
 
 
 def meta_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
-    return [s for s in facts.pipeline_method_calls if s.name in pipe_vars and s.detail in META_METHODS]
+    return [s for s in facts.pipeline_method_sites(META_METHODS) if s.name in pipe_vars]
 
 
 def reader_name_node(reader_call: cst.Call) -> cst.SimpleString | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -42,17 +43,19 @@ def _salt(config: Config) -> str:
 
 
 class CheckCache:
-    def __init__(self, path: Path, salt: str, entries: dict) -> None:
+    def __init__(self, path: Path, salt: str, entries: dict, refused: str | None = None) -> None:
         self.path = path
         self.salt = salt
         self.entries = entries
         self.dirty = False
+        self.refused = refused  # why this cache is neither read nor written, said once
 
     @classmethod
     def open(cls, folder: Path, config: Config) -> "CheckCache":
         salt = _salt(config)
         path = folder / CACHE_FILE
-        return cls(path, salt, _load(path, salt))
+        refused = _not_ours(folder)
+        return cls(path, salt, {} if refused else _load(path, salt), refused)
 
     @staticmethod
     def key(data: bytes, name: str) -> str:
@@ -63,8 +66,16 @@ class CheckCache:
         entry = self.entries.get(self.key(data, name))
         if entry is None:
             return None
-        diagnostics = [Diagnostic(path=name, **fields) for fields in entry["diagnostics"]]
-        return FileResult(name, diagnostics=diagnostics, error=entry["error"])
+        try:
+            diagnostics = [Diagnostic(path=name, **fields) for fields in entry["diagnostics"]]
+            error = entry["error"]
+            if not (error is None or isinstance(error, str)) or not all(
+                    isinstance(d.line, int) and isinstance(d.code, str) and isinstance(d.message, str)
+                    for d in diagnostics):
+                return None
+        except (TypeError, KeyError, AttributeError):
+            return None  # a malformed entry is a miss, whatever wrote it
+        return FileResult(name, diagnostics=diagnostics, error=error)
 
     def put(self, data: bytes, result: FileResult) -> None:
         if result.error is not None and result.error.startswith("internal error"):
@@ -74,13 +85,15 @@ class CheckCache:
         self.dirty = True
 
     def save(self) -> None:
-        if not self.dirty:
+        if not self.dirty or self.refused:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if _not_ours(self.path.parent):  # made a link between open and save
+                return
             ignore = self.path.parent / ".gitignore"
             if not ignore.exists():
-                ignore.write_text("# created by dali-migrate\n*\n", encoding="utf-8")
+                _write_new(ignore, b"# created by dali-migrate\n*\n")
             merged = {**_load(self.path, self.salt), **self.entries}
             payload = json.dumps({"salt": self.salt, "entries": merged}, separators=(",", ":"))
             atomic_write(self.path, payload.encode("utf-8"))
@@ -88,9 +101,32 @@ class CheckCache:
             pass  # a cache that cannot be written only costs time
 
 
+def _not_ours(folder: Path) -> str | None:
+    """Why the cache folder is not one dali-migrate made: a repository under check could
+    commit the folder, its cache file or its .gitignore as a symbolic link to make a write land
+    anywhere. Nothing in it is followed through a link."""
+    for path in (folder, folder / CACHE_FILE, folder / ".gitignore"):
+        if path.is_symlink():
+            return f"{path} is a symbolic link"
+        if path != folder and path.exists() and not path.is_file():
+            return f"{path} is not a regular file"
+    if folder.exists() and not folder.is_dir():
+        return f"{folder} is not a folder"
+    return None
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path``; fail rather than follow a link or overwrite what appeared meanwhile."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
 def _load(path: Path, salt: str) -> dict:
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            raw = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(raw, dict) or raw.get("salt") != salt or not isinstance(raw.get("entries"), dict):

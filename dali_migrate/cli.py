@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .config import Config, ConfigError, load_config
+from .config import Config, ConfigError, check_codes, load_config
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class DefaultToMigrate(click.Group):
@@ -27,9 +28,12 @@ def _config(paths: tuple[str, ...], config_file: str | None, select, ignore, exc
     start = Path(paths[0]) if paths else Path.cwd()
     try:
         base = load_config(start, Path(config_file) if config_file else None)
+        config = base.with_cli(select, ignore, exclude)
+        check_codes(replace(config, select=config.select - base.select, ignore=config.ignore - base.ignore),
+                    "--select/--ignore")
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
-    return base.with_cli(select, ignore, exclude)
+    return config
 
 
 def _run_options(jobs: int | None, shard: str | None, cache_dir: Path | None, fmt: str = "text"):
@@ -71,15 +75,27 @@ def main() -> None:
 
     `dali-migrate PATH...` rewrites files in place; see `dali-migrate migrate --help`.
     """
+    import signal
+
+    # Ctrl-C is 130, as in shells; click's own handling would exit 1, which means "findings"
+    signal.signal(signal.SIGINT, _interrupted)
+
+
+def _interrupted(signum, frame) -> None:
+    raise SystemExit(EXIT_INTERRUPTED)
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing. Exit 1 if anything would change.")
 @click.option("--check", "check_only", is_flag=True, help="Write nothing. Exit 1 if anything would change.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 when TODOs are left (in-place runs that only want the rewrite).")
 @selection_options
-def migrate(paths, show_diff, check_only, config_file, select, ignore, exclude, jobs, shard):
-    """Rewrite pipeline-mode DALI code in PATHS (.py, .pyi, .ipynb) into dynamic mode."""
+def migrate(paths, show_diff, check_only, exit_zero, config_file, select, ignore, exclude, jobs, shard):
+    """Rewrite pipeline-mode DALI code in PATHS (.py, .pyi, .ipynb) into dynamic mode.
+
+    Exit status: 2 on an error, 1 when a TODO is left (unless --exit-zero) or, with --diff or
+    --check, when anything would change; 0 otherwise."""
     from .report import write_migration_report
     from .runner import run_migrate
 
@@ -90,6 +106,8 @@ def migrate(paths, show_diff, check_only, config_file, select, ignore, exclude, 
     if any(r.error for r in results):
         sys.exit(EXIT_ERROR)
     if not write and any(r.changed for r in results):
+        sys.exit(EXIT_FINDINGS)
+    if not exit_zero and any(d.fix == "todo" for r in results for d in r.diagnostics):
         sys.exit(EXIT_FINDINGS)
 
 

@@ -43,6 +43,25 @@ def _split_codes(values) -> list[str]:
     return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
 
 
+def rule_codes() -> list[str]:
+    """Every rule's code, from the rule modules' names (``dm005_reader.py``): reading the rules
+    themselves would import LibCST, which runs on files without DALI never need."""
+    import re
+
+    folder = Path(__file__).resolve().parent / "rules"
+    return sorted(f"DM{m.group(1)}" for m in (re.match(r"dm(\d{3})_", p.name) for p in folder.glob("dm*.py")) if m)
+
+
+def check_codes(config: Config, where: str) -> None:
+    """A code or prefix that names no rule is an error: ``select = ["DMOO1"]`` would silently
+    turn the gate off."""
+    codes = rule_codes()
+    unknown = sorted(c for c in config.select | config.ignore if not any(code.startswith(c) for code in codes))
+    if unknown:
+        raise ConfigError(f"{where}: unknown rule code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                          f"valid codes (or their prefixes): {', '.join(codes)}")
+
+
 def find_pyproject(start: Path) -> Path | None:
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
@@ -64,12 +83,14 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     unknown = set(section) - KNOWN_KEYS
     if unknown:
         raise ConfigError(f"{path}: unknown [tool.dali-migrate] keys: {', '.join(sorted(unknown))}")
-    return Config(
+    config = Config(
         select=frozenset(_split_codes(_as_list(section, "select", path))),
         ignore=frozenset(_split_codes(_as_list(section, "ignore", path))),
         exclude=tuple(_as_list(section, "exclude", path) + _as_list(section, "extend-exclude", path)),
         root=path.parent,
     )
+    check_codes(config, f"{path}: [tool.dali-migrate]")
+    return config
 
 
 def _as_list(section: dict, key: str, path: Path) -> list[str]:

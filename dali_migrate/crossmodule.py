@@ -17,6 +17,7 @@ from typing import Callable
 import libcst as cst
 
 from .config import Config
+from .files import read_regular
 from .diagnostics import FileResult
 from .imports import dotted_name, import_nodes
 
@@ -129,7 +130,7 @@ def _imports_of_alive(exporters: list[Exporter], root: Path | None, relative: Ca
                 continue
             for user in users:
                 try:
-                    source = cst.parse_module(user.read_bytes())
+                    source = cst.parse_module(read_regular(user))
                     locals_ = imported_locals(source, module_name(user, root), defined, {name})
                     if not locals_:
                         raise Unfollowable(f"no import of `{defined}` names it")

@@ -35,3 +35,5 @@ class FileResult:
     exported: list[str] = field(default_factory=list)  # top-level names that now mean a generator
     # imported pipelines (local name) whose uses here cannot be migrated, with the reason
     imports_blocked: dict[str, str] = field(default_factory=dict)
+    # migrate: each pipeline of the file with why it stays in pipeline mode (none: migrated)
+    pipelines: list[tuple[str, list[str]]] = field(default_factory=list)

@@ -14,6 +14,22 @@ SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_mod
                 "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "build", "dist"}
 
 
+class NotRegularFile(OSError):
+    pass
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file. A FIFO or device named like a source file would block or
+    never end: it raises NotRegularFile without a read."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise NotRegularFile("not a regular file (a FIFO, socket or device); skipped")
+        return handle.read()
+
+
 def discover(paths: Iterable[Path], exclude: tuple[str, ...] = ()) -> Iterator[Path]:
     """Source files under ``paths`` (files named on the command line are taken as given),
     honouring .gitignore inside git work trees and the ``exclude`` globs, in a stable order."""
@@ -21,7 +37,7 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = ()) -> Iterator[P
     for path in paths:
         candidates = _walk(path) if path.is_dir() else [path]
         for candidate in candidates:
-            key = str(candidate)
+            key = os.path.realpath(candidate)  # ``a.py`` and ``./a.py`` are one file
             if key in seen or (exclude and _excluded(candidate, exclude)):
                 continue
             seen.add(key)
@@ -62,8 +78,13 @@ def _git_files(folder: Path) -> list[Path] | None:
     return sorted(
         folder / name
         for name in names
-        if name.endswith(SOURCE_SUFFIXES) and (folder / name).is_file()
+        if name.endswith(SOURCE_SUFFIXES) and not _in_skipped_dir(name) and (folder / name).is_file()
     )
+
+
+def _in_skipped_dir(name: str) -> bool:
+    """Environments and build output are skipped inside git work trees too, ignored or not."""
+    return any(part in SKIPPED_DIRS for part in name.split("/")[:-1])
 
 
 def atomic_write(path: Path, data: bytes) -> None:

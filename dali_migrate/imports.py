@@ -98,7 +98,7 @@ def collect_import(table: ImportTable, node: cst.Import | cst.ImportFrom) -> Non
     if node.relative or isinstance(node.names, cst.ImportStar):
         return
     module = _module_name(node.module)
-    if not module.startswith(DALI_ROOT):
+    if not module.startswith(DALI_ROOT) and module != "nvidia":  # ``from nvidia import dali``
         return
     for alias in node.names:
         imported = alias.name.value

@@ -7,5 +7,8 @@ from __future__ import annotations
 PREFILTER = b"dali"
 
 
+WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16/32 text spells "dali" with NULs between: let the engine say so
+
+
 def might_use_dali(data: bytes) -> bool:
-    return PREFILTER in data
+    return PREFILTER in data or data.startswith(WIDE_BOMS)

@@ -172,9 +172,19 @@ def write_migration_report(results: list[FileResult], stream: TextIO, show_diff:
     for r in results:
         if r.error:
             console.print(f"[bold]{r.path}[/]: [red]error[/] {_markup_escape(r.error)} (file left unchanged)")
+    for r in results:
+        for name, reasons in r.pipelines if not r.error else []:
+            if reasons:
+                more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+                console.print(f"[bold]{r.path}[/]: pipeline `{name}` [yellow]kept[/]: "
+                              f"{_markup_escape(reasons[0])}{more}")
+            else:
+                console.print(f"[bold]{r.path}[/]: pipeline `{name}` [green]migrated[/]")
     changed = sum(1 for r in results if r.changed)
     verb = "migrated" if wrote else "would migrate"
-    console.print(f"{verb} {changed} file(s); {sum(fixed.values())} site(s) migrated, "
+    outcomes = [reasons for r in results if not r.error for _, reasons in r.pipelines]
+    console.print(f"{verb} {changed} file(s); {sum(not o for o in outcomes)} pipeline(s) migrated, "
+                  f"{sum(bool(o) for o in outcomes)} kept; {sum(fixed.values())} site(s) migrated, "
                   f"{sum(todo.values())} left with a TODO; {sum(1 for r in results if r.error)} error(s)")
     codes = sorted(set(fixed) | set(todo))
     if not codes:

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 from .cache import CheckCache
 from .config import Config
 from .diagnostics import FileResult
-from .files import atomic_write, discover
+from .files import NotRegularFile, atomic_write, discover, read_regular
 from .prefilter import might_use_dali
 
 Work = Callable[[bytes, str, Config], FileResult]
@@ -61,7 +61,9 @@ def _files(paths: Iterable[Path], config: Config, shard: tuple[int, int]) -> lis
 
 def _read(path: Path, name: str) -> bytes | FileResult:
     try:
-        return path.read_bytes()
+        return read_regular(path)
+    except NotRegularFile as error:
+        return FileResult(name, error=str(error))
     except FileNotFoundError:
         return FileResult(name, error="no such file")
     except OSError as error:
@@ -164,6 +166,11 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
 
 def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOptions()) -> list[FileResult]:
     cache = CheckCache.open(options.cache_dir, config) if options.cache_dir else None
+    if cache is not None and cache.refused:
+        import sys
+
+        sys.stderr.write(f"dali-migrate: cache not used: {cache.refused}\n")
+        cache = None
     results = process(paths, config, check_file, options, cache)
     if cache is not None:
         cache.save()
@@ -180,7 +187,7 @@ class _ImportIndex:
             if path.suffix not in (".py", ".pyi", ".ipynb"):
                 continue
             try:
-                data = path.read_bytes()
+                data = read_regular(path)
             except OSError:
                 continue
             for name in {match.decode() for match in any_name.findall(data)}:
@@ -213,17 +220,17 @@ def _migrate_across_files(results: list[FileResult], run_files: list[Path], proj
     exporters = [e for e in exporters if e.users]
     imported = crossmodule.settle(
         exporters, root, relative,
-        lambda importer, plans: migrate_file(importer.read_bytes(), str(importer), config, None, plans))
+        lambda importer, plans: migrate_file(read_regular(importer), str(importer), config, None, plans))
     for exporter in exporters:
         if exporter.keep:
             path = run_files[exporter.position]
-            results[exporter.position] = migrate_file(path.read_bytes(), results[exporter.position].path, config,
+            results[exporter.position] = migrate_file(read_regular(path), results[exporter.position].path, config,
                                                       exporter.keep, imported.get(path))
     kept_positions = {e.position for e in exporters if e.keep}
     for importer, plans in imported.items():
         position = in_run[importer.resolve()]
         if position not in kept_positions:
-            results[position] = migrate_file(importer.read_bytes(), results[position].path, config, None, plans)
+            results[position] = migrate_file(read_regular(importer), results[position].path, config, None, plans)
 
 
 def _exporter(position: int, path: Path, result: FileResult, index: _ImportIndex, in_run: dict[Path, int],
@@ -237,7 +244,7 @@ def _exporter(position: int, path: Path, result: FileResult, index: _ImportIndex
             exporter.users[name] = users
     if not exporter.users:
         return exporter
-    exporter.plans = crossmodule.defined_plans(path.read_bytes(), config, set(exporter.users))
+    exporter.plans = crossmodule.defined_plans(read_regular(path), config, set(exporter.users))
     for name, users in exporter.users.items():
         outside = [u for u in users if u.resolve() not in in_run or u.suffix != ".py"]
         if outside:

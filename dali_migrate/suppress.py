@@ -22,6 +22,10 @@ class Suppressions:
     file_codes: frozenset[str]
     line_codes: dict[int, frozenset[str]]
 
+    @property
+    def whole_file(self) -> bool:
+        return self.file_codes == ALL
+
     def suppressed(self, code: str, first_line: int, last_line: int) -> bool:
         if _matches(self.file_codes, code):
             return True
@@ -36,10 +40,10 @@ def _matches(codes: frozenset[str], code: str) -> bool:
 def parse_suppressions(text: str) -> Suppressions:
     file_codes: set[str] = set()
     line_codes: dict[int, frozenset[str]] = {}
-    if "noqa" not in text:
+    if "noqa" not in text.lower():  # ``# NOQA`` counts too, as in ruff
         return Suppressions(frozenset(), line_codes)
     for number, line in enumerate(text.splitlines(), start=1):
-        if "noqa" not in line:
+        if "noqa" not in line.lower():
             continue
         file_match = _FILE_NOQA.search(line)
         if file_match:

@@ -98,3 +98,16 @@ def test_verify_command_json(runner, tmp_path):
     report = json.loads(out.read_text())
     assert report["pipelines"][0]["status"] == "equal"
     assert report["pipelines"][0]["original"]["batches_per_s"] > 0
+
+
+def test_migrate_names_each_pipeline_and_exits_1_on_todos(runner, tmp_path):
+    shutil.copy(TRAIN, tmp_path / "train.py")
+    shutil.copy(FIXTURES / "migrate" / "left_for_a_person.input.py", tmp_path / "left.py")
+    result = runner.invoke(main, ["migrate", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    assert "train.py: pipeline `train_pipeline` migrated" in result.output
+    assert "left.py: pipeline `handed_on` kept: kept in pipeline mode: after migration `return " \
+           "batch.as_tensor()` would fail" in result.output
+    again = runner.invoke(main, ["migrate", "--exit-zero", str(tmp_path)])
+    assert again.exit_code == 0, again.output
+    assert "migrated 0 file(s)" in again.output

@@ -28,6 +28,7 @@ RUNNABLE = {
     "resume_training": {},
     "external_iterator": {},
     "graph_helpers": {},
+    "trust_imports": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training"}
@@ -38,7 +39,9 @@ def _fixture(stem: str, kind: str):
     return next(folder.glob(f"{stem}.{kind}.py"), None) or folder / f"{stem}.{kind}.ipynb"
 # Whole programs whose printed output must not change. train_classifier prints a sample
 # object itself, whose repr names its type (TensorCPU before, Tensor after).
-SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"})
+# Programs whose pipelines the audit keeps (wholly or in part): they must still run as before.
+KEPT_BY_THE_AUDIT = {"trust_outputs", "trust_graphs"}
+SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"} | KEPT_BY_THE_AUDIT)
 
 
 @pytest.mark.parametrize("stem", sorted(RUNNABLE))
@@ -135,7 +138,8 @@ def test_device_id_from_a_variable_runs_in_an_eval_context_on_cpu(tmp_path):
     from dali_migrate.engine import migrate_source
 
     migrated = migrate_source(source.read_bytes(), "ranked.py", Config()).new_source.decode()
-    assert "    with ndd.EvalContext(device_id=device_id):\n        rng = ndd.random.RNG(seed=seed)" in migrated
+    assert "    context = ndd.EvalContext(device_id=device_id)\n" in migrated
+    assert "            with context:\n" in migrated and "            yield outputs\n" in migrated
     report = verify_files(source, None, VerifyOptions(iterations=4, rtol=0, atol=0))
     assert report.exit_code == 0, [(p.original.error, p.migrated.error, p.comparison) for p in report.pipelines]
     assert report.pipelines[0].rng_aligned

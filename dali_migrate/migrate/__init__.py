@@ -62,6 +62,7 @@ class Migrator(cst.CSTTransformer):
         self.per_sample_ifs: dict[int, tuple] = {}  # id(if statement) -> (PerSampleIf, function name)
         self.per_sample_tests: set[int] = set()
         self.migrated_ifs: dict[int, list[cst.BaseStatement]] = {}  # id(new if) -> its replacement
+        self.comment_carriers: set[int] = set()  # removed statements whose comments stay
         self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None, numpy_alias=call_sites.numpy_alias)
         for plan in plans:
             self._prepare(plan)
@@ -74,7 +75,8 @@ class Migrator(cst.CSTTransformer):
         holders = {id(s.call.node): unique_name(holder_name(s), taken) for s in plan.sources if needs_holder(s)}
         names = GeneratorNames(self.ndd_alias, unique_name("reader", taken), unique_name("rng", taken), {},
                                unique_name("iteration", taken), holders,
-                               [unique_name("reader", taken) for _ in plan.readers[1:]])
+                               [unique_name("reader", taken) for _ in plan.readers[1:]],
+                               unique_name("context", taken), unique_name("outputs", taken))
         for call in plan.random_calls:
             if any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
                 names.op_rngs[id(call.node)] = unique_name(f"{call.op.fn.split('.')[-1]}_rng", taken)
@@ -140,14 +142,42 @@ class Migrator(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if self.call_sites.is_removed_statement(original_node):
-            return cst.RemoveFromParent()
+            if not any(line.comment is not None for line in updated_node.leading_lines):
+                return cst.RemoveFromParent()
+            carrier = updated_node.with_changes(body=[cst.Pass()])  # its comments go to what follows
+            self.comment_carriers.add(id(carrier))
+            return carrier
         statements = self.call_sites.statements_for(original_node, updated_node)
         return updated_node if statements is None else cst.FlattenSentinel(statements)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
+        updated_node = self._comments_passed_on(updated_node)
         if not updated_node.body:
             return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated_node
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return self._comments_passed_on(updated_node)
+
+    def _comments_passed_on(self, block):
+        """A removed statement (``pipe.build()``) leaves the comments above it (a ``# %%`` cell
+        marker, a note) to the statement after it, or to the end of the block."""
+        if not any(id(statement) in self.comment_carriers for statement in block.body):
+            return block
+        body, pending = [], []
+        for statement in block.body:
+            if id(statement) in self.comment_carriers:
+                pending += statement.leading_lines
+                continue
+            if pending:
+                statement = statement.with_changes(leading_lines=[*pending, *statement.leading_lines])
+                pending = []
+            body.append(statement)
+        if pending and not body:
+            body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=pending)]
+        elif pending:
+            block = block.with_changes(footer=[*pending, *block.footer])
+        return block.with_changes(body=body)
 
 
 def _places_of_uses(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan]) -> Places:

@@ -47,6 +47,19 @@ def _datanode_names(node: cst.CSTNode, graph: Graph) -> set[str]:
     return scope_names([node]).loaded & graph.datanodes
 
 
+def _truth_names(test: cst.BaseExpression, graph: Graph) -> set[str]:
+    """DataNodes whose truth value a condition asks for: ``x is None`` / ``x is not None`` ask
+    none (an identity test works on a DataNode in pipeline mode, conditionals or not)."""
+    if isinstance(test, cst.BooleanOperation):
+        return _truth_names(test.left, graph) | _truth_names(test.right, graph)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _truth_names(test.expression, graph)
+    if isinstance(test, cst.Comparison) and all(
+            isinstance(c.operator, (cst.Is, cst.IsNot)) for c in test.comparisons):
+        return set()
+    return _datanode_names(test, graph)
+
+
 class _Tests:
     """Whether a condition is decided per sample: it reads a DataNode or calls an operator."""
 
@@ -55,7 +68,7 @@ class _Tests:
         self.calls = {id(call.node) for call in calls}
 
     def per_sample(self, test: cst.BaseExpression) -> bool:
-        return bool(_datanode_names(test, self.graph)) or bool(node_ids(test) & self.calls)
+        return bool(_truth_names(test, self.graph)) or bool(node_ids(test) & self.calls)
 
 
 class _Inside(cst.CSTVisitor):
@@ -99,7 +112,7 @@ class _Elsewhere(cst.CSTVisitor):
             raise NotMigratable("a `while` on a DataNode")
 
     def _check(self, node: cst.CSTNode, what: str) -> None:
-        if _datanode_names(node, self.tests.graph):
+        if _truth_names(node, self.tests.graph):
             raise NotMigratable(f"`{what}` on DataNodes outside an `if` test: use `&`, `|`, `~` (per "
                                 "sample in both modes) or an `if` statement")
 

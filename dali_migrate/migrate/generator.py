@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..imports import dotted_name
 from . import checkpointing
 from . import external_source as sources
 from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
@@ -27,6 +28,8 @@ class GeneratorNames:
     iteration: str = "iteration"
     source_holders: dict[int, str] = field(default_factory=dict)  # id(call) -> iterator/instance
     more_readers: list[str] = field(default_factory=list)  # names of the second, third... reader
+    context: str = "context"  # the pipeline's own ndd.EvalContext
+    outputs: str = "outputs"  # what one iteration yields, computed inside the context
 
 
 def statement(code: str) -> cst.BaseStatement:
@@ -64,10 +67,14 @@ def _split_docstring(body: list[cst.BaseStatement]) -> tuple[list, list]:
     return [], body
 
 
-def _yield_from_return(line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+def _yield_from_return(line: cst.SimpleStatementLine, sequence: bool) -> cst.SimpleStatementLine:
+    """``sequence``: the value is a tuple or list of outputs built at run time."""
     value = line.body[0].value
     if isinstance(value, cst.List):
         value = cst.Tuple(elements=value.elements)
+    elif sequence:
+        is_tuple_call = isinstance(value, cst.Call) and dotted_name(value.func) == "tuple"
+        value = value if is_tuple_call else cst.Call(cst.Name("tuple"), [cst.Arg(value)])
     elif not isinstance(value, cst.Tuple):
         # run() always returned a tuple of outputs, also for a single output
         value = cst.Tuple(elements=[cst.Element(value)])
@@ -109,8 +116,9 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     the statement indices of the plan have been used."""
     docstring, body = _split_docstring(list(updated.body.body))
     setup: list[cst.BaseStatement] = []
-    if "num_threads" in plan.params:
-        setup.append(statement(f"{names.ndd}.set_num_threads(num_threads)"))
+    context = _context_arguments(plan)
+    if context:
+        setup.append(statement(f"{names.context} = {names.ndd}.EvalContext({context})"))
     if any(id(c.node) not in names.op_rngs for c in plan.random_calls):
         setup.append(statement(f"{names.rng} = {names.ndd}.random.RNG(seed=seed)"))
     for call in plan.random_calls:
@@ -150,7 +158,9 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     if plan.checkpointing:
         rngs = ([names.rng] if any(id(c.node) not in names.op_rngs for c in plan.random_calls) else [])
         setup += checkpointing.generator_registrations(reader_names[: len(targets)], [*rngs, *names.op_rngs.values()])
-    body[-1] = _yield_from_return(body[-1])
+    body[-1] = _yield_from_return(body[-1], plan.returns_sequence)
+    if context:
+        body = _computed_in_context(body, names)
     if sources.uses_iteration(plan.sources):
         body.append(statement(f"{names.iteration} += 1"))
     if len(targets) > 1:
@@ -161,17 +171,40 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     else:
         loop = _loop(targets[0] if targets else None, names, "batch_size", body)
     statements = [*setup, loop]
-    if "device_id" in plan.params:
-        # readers, RNGs and sources are made inside the context too, on the pipeline's device
-        threads = [s for s in setup if "set_num_threads" in cst.Module([]).code_for_node(s)]
-        statements = [*threads, cst.With(
-            items=[cst.WithItem(cst.parse_expression(f"{names.ndd}.EvalContext(device_id=device_id)"))],
-            body=cst.IndentedBlock(body=[*(s for s in setup if s not in threads), loop]),
-        )]
     return _without_pipeline_decorator(plan, updated).with_changes(
         params=migrated_parameters(plan, updated.params),
         body=updated.body.with_changes(body=[*docstring, *statements]),
     )
+
+
+def _context_arguments(plan: PipelinePlan) -> str:
+    """A pipeline ran on its own device: the generator computes in an EvalContext of that device.
+    ``num_threads`` is not passed on. ``ndd.set_num_threads`` is process-wide (every other
+    pipeline would get the last count, and lowering it after a decode has run hangs DALI 2.4 on
+    CPU), and a context with a thread pool of its own makes DALI 2.4 abort at interpreter exit
+    about half the time. The thread count changes no data."""
+    return "device_id=device_id" if "device_id" in plan.params else ""
+
+
+def _computed_in_context(body: list[cst.BaseStatement], names: GeneratorNames) -> list[cst.BaseStatement]:
+    """The iteration's work inside ``with context:``, the ``yield`` after it. EvalContext is a
+    thread-local stack: held across a ``yield``, it would stay current for the caller and be
+    left out of order when two generators interleave (train and validation)."""
+    *work, last = body
+    value = last.body[0].value.value
+    if not _names_only(value):
+        work.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(names.outputs))], value)]))
+        last = last.with_changes(body=[cst.Expr(cst.Yield(cst.Name(names.outputs)))])
+    if not work:
+        return body
+    return [cst.With(items=[cst.WithItem(cst.Name(names.context))], body=cst.IndentedBlock(body=work)), last]
+
+
+def _names_only(value: cst.BaseExpression) -> bool:
+    """Outputs that are plain names need no work in the context to be yielded."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in value.elements)
+    return isinstance(value, cst.Name)
 
 
 def _with_seed(line: cst.SimpleStatementLine, seed: cst.BaseExpression) -> cst.SimpleStatementLine:

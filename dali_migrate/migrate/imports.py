@@ -40,8 +40,14 @@ def _is_dali_module(name: str) -> bool:
 
 def _dali_aliases(node: cst.Import | cst.ImportFrom) -> bool:
     if isinstance(node, cst.ImportFrom):
-        return not node.relative and _is_dali_module(dotted_name(node.module) or "")
+        return not node.relative and (_is_dali_module(dotted_name(node.module) or "") or _imports_dali_package(node))
     return any(_is_dali_module(dotted_name(a.name) or "") for a in node.names)
+
+
+def _imports_dali_package(node: cst.Import | cst.ImportFrom) -> bool:
+    """``from nvidia import dali``."""
+    return (isinstance(node, cst.ImportFrom) and not node.relative and dotted_name(node.module) == "nvidia"
+            and not isinstance(node.names, cst.ImportStar) and any(dotted_name(a.name) == "dali" for a in node.names))
 
 
 def _prune(node: cst.Import | cst.ImportFrom, used: set[str]) -> cst.Import | cst.ImportFrom | None:
@@ -52,6 +58,7 @@ def _prune(node: cst.Import | cst.ImportFrom, used: set[str]) -> cst.Import | cs
         alias for alias in node.names
         if _bound_name(alias, is_from) in used
         or (not is_from and not _is_dali_module(dotted_name(alias.name) or ""))
+        or (_imports_dali_package(node) and dotted_name(alias.name) != "dali")  # ``from nvidia import x``
     ]
     if not kept:
         return None

@@ -62,6 +62,7 @@ class PipelinePlan:
     blockers: list[Blocker] = field(default_factory=list)
     sources: list[SourcePlan] = field(default_factory=list)  # external_source calls
     per_sample_ifs: list[conditionals.PerSampleIf] = field(default_factory=list)
+    returns_sequence: bool = False  # ``return tuple(...)``: the outputs, not one output
     checkpointing: bool = False  # the generator takes a `checkpoint=` to register its state with
     imported: bool = False  # defined (and migrated) in another module; only its uses are here
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" literals that become "gpu"
@@ -171,6 +172,12 @@ def _check_body(plan: PipelinePlan) -> None:
     if not body or not _is_return(body[-1]):
         plan.block("DM001", plan.function, "the graph does not end with `return`")
         return
+    shape = _returned_outputs(body[-1].body[0].value, plan.graph)
+    if shape is None:
+        returned = cst.Module([]).code_for_node(body[-1].body[0].value)
+        plan.block("DM001", body[-1], f"the graph returns `{returned}`: one output or several cannot be told "
+                                      "apart; return a tuple of outputs")
+    plan.returns_sequence = shape == "sequence"
     counter = _ReturnYieldCounter()
     plan.function.body.visit(counter)
     if counter.returns != 1 or counter.yields:
@@ -241,6 +248,23 @@ def _check_conditionals(plan: PipelinePlan, keywords: dict) -> None:
 
 def all_params(params: cst.Parameters) -> list[cst.Param]:
     return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+def _returned_outputs(value: cst.BaseExpression, graph: Graph) -> str | None:
+    """"outputs" for a tuple or list written out, "sequence" for one built by a call or a
+    concatenation, "single" for one DataNode; None when the migration cannot tell."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return "outputs"
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("tuple", "list"):
+        return "sequence"
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and (
+            isinstance(value.left, (cst.Tuple, cst.List)) or isinstance(value.right, (cst.Tuple, cst.List))):
+        return "sequence"
+    if isinstance(value, cst.Name):
+        return "single" if value.value in graph.datanodes else None
+    if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Attribute)):
+        return "single"
+    return None
 
 
 def _is_return(statement: cst.BaseStatement) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import DOC_SECTIONS, Finding, Rule
+from .base import DOC_SECTIONS, Finding, Rule, ValueRule
 from .dm001_pipeline_def import PipelineDefDecorator
 from .dm002_pipeline_object import PipelineObject
 from .dm003_build_run import BuildRunPlumbing
@@ -20,6 +20,12 @@ from .dm014_serialize import Serialize
 from .dm015_fn_op import FunctionalOp
 from .dm016_op_arguments import PipelineOnlyOpArguments
 from .dm017_reader_meta import ReaderMeta
+from .dm018_tensorlist_api_on_ndd import TensorListApiOnNdd
+from .dm019_mixed_in_ndd import MixedDeviceInNdd
+from .dm020_pipeline_api_on_ndd import PipelineApiOnNdd
+from .dm021_pipeline_method_on_generator import PipelineMethodOnGenerator
+from .dm022_context_across_yield import ContextAcrossYield
+from .dm023_reader_batch_size import ReaderBatchSize
 
 ALL_RULES: tuple[type[Rule], ...] = (
     PipelineDefDecorator,
@@ -39,7 +45,14 @@ ALL_RULES: tuple[type[Rule], ...] = (
     FunctionalOp,
     PipelineOnlyOpArguments,
     ReaderMeta,
+    TensorListApiOnNdd,
+    MixedDeviceInNdd,
+    PipelineApiOnNdd,
+    PipelineMethodOnGenerator,
+    ContextAcrossYield,
+    ReaderBatchSize,
 )
+VALUE_RULES: tuple[type[ValueRule], ...] = tuple(r for r in ALL_RULES if issubclass(r, ValueRule))
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
 
-__all__ = ["ALL_RULES", "DOC_SECTIONS", "RULES_BY_CODE", "Finding", "Rule"]
+__all__ = ["ALL_RULES", "DOC_SECTIONS", "RULES_BY_CODE", "VALUE_RULES", "Finding", "Rule", "ValueRule"]

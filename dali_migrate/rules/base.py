@@ -52,3 +52,16 @@ class Rule:
         for match in re.finditer(r"^## (.+?)\n(.*?)(?=^## |\Z)", cls.docs(), re.S | re.M):
             sections[match.group(1).strip()] = match.group(2).strip()
         return sections
+
+
+class ValueRule(Rule):
+    """A rule on dynamic-mode code: it reads the ndd value model (``values.ValueModel``), which
+    finds each mistake once and tags it with the rule's code, rather than the pipeline-mode facts."""
+
+    fix = "never"
+
+    def check(self, facts: ModuleFacts) -> Iterator[Finding]:
+        return iter(())
+
+    def check_values(self, model) -> Iterator:
+        return (problem for problem in model.problems if problem.code == self.code)

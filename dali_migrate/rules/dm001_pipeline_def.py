@@ -29,7 +29,6 @@ class PipelineDefDecorator(Rule):
     ## Use instead
     ```python
     def train_pipe(root, *, batch_size=32, num_threads=4, seed=42):
-        ndd.set_num_threads(num_threads)
         rng = ndd.random.RNG(seed=seed)
         reader = ndd.readers.File(file_root=root)
         while True:
@@ -37,6 +36,8 @@ class PipelineDefDecorator(Rule):
                 yield ndd.decoders.image(jpegs), labels
     ```
     The migrated function is a generator: each `next()` gives what one `pipe.run()` gave.
+    `num_threads` sets nothing (dynamic mode has one process-wide pool); a `device_id` becomes
+    `context = ndd.EvalContext(device_id=device_id)`, entered for each iteration's work.
 
     ## Fix safety
     Safe for graphs made of operators with an ndd equivalent and at most one reader; anything

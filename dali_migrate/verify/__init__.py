@@ -208,13 +208,23 @@ def _python_source(path: Path) -> bytes:
     """A Python file's bytes, or a notebook's code cells as a script."""
     from ..notebook import NotebookError, notebook_script
 
-    data = path.read_bytes()
-    if path.suffix != ".ipynb":
-        return data
-    try:
-        return notebook_script(data).encode("utf-8")
-    except NotebookError as error:
+    from ..engine import SourceError, parse
+    from ..files import read_regular
+    from ..prefilter import WIDE_BOMS
+
+    data = read_regular(path)
+    if data.startswith(WIDE_BOMS):
+        raise RuntimeError(f"cannot read {path}: UTF-16/32 encoded (byte order mark): save it as UTF-8")
+    if path.suffix == ".ipynb":
+        try:
+            data = notebook_script(data).encode("utf-8")
+        except NotebookError as error:
+            raise RuntimeError(f"cannot read {path}: {error}") from None
+    try:  # the screening check and migrate do: no crash of the parser on hostile input
+        parse(data)
+    except SourceError as error:
         raise RuntimeError(f"cannot read {path}: {error}") from None
+    return data
 
 
 def _migrated_source(original_source: bytes, original: Path) -> bytes:
@@ -255,7 +265,7 @@ def _verify_all(names, sites, random_ops, original, migrated, options, cwd: Path
 
 
 def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, options, cwd: Path) -> PipelineReport:
-    batch_size = options.batch_size or _literal(site.batch_size, 1)
+    batch_size = options.batch_size or options.args.get("batch_size") or _literal(site.batch_size, 1)
     seed = options.args.get("seed", _literal(site.seed, 0))
     overrides = {k: v for k, v in options.args.items() if k not in ("seed", "batch_size")}
     spec = {

@@ -1,0 +1,545 @@
+"""A model of dynamic-mode (ndd) values, built once per module, for the rules that find
+pipeline-mode habits in ndd code and for the audit of every migrated file.
+
+Flow-sensitive within each function (a rebinding ends the old value), with scopes: module code,
+then each function with the kinds its callers pass, until the summaries settle (pyflakes defers
+function bodies the same way). Kinds: a generator of ndd outputs (a function that yields
+Batches, as the migration writes them), one iteration's outputs, a Batch, a sample Tensor, a
+reader, an ``EvalContext``; anything else is not followed. Every value remembers the generator
+functions it came from, so that a mistake can be charged to the pipeline that made it.
+
+Built on CPython's ``ast`` (the engine has parsed every file with it already): the model needs
+line numbers, not the concrete syntax LibCST keeps.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Iterator
+
+NDD = "nvidia.dali.experimental.dynamic"
+PIPELINE_ONLY = ("nvidia.dali.fn.", "nvidia.dali.ops.", "nvidia.dali.auto_aug", "nvidia.dali.math.",
+                 "nvidia.dali.plugin.")
+GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED = (
+    "generator", "outputs", "batch", "tensor", "reader", "epoch", "context", "other", "mixed")
+NOT_DALI_MODULES = ("numpy.", "torch.", "math.", "random.", "PIL.", "cv2.")
+NOT_DALI_METHODS = frozenset({"torch", "numpy", "tolist", "item"})
+BATCH_ONLY_ATTRIBUTES = frozenset({"tensors", "slice", "batch_size", "select"})
+DATA_KINDS = frozenset({OUTPUTS, BATCH, TENSOR})
+GENERATOR_METHODS = frozenset({"send", "close", "throw", "__next__", "__iter__"})
+SAME_KIND_METHODS = frozenset({"cpu", "gpu", "to_device", "evaluate"})
+NOT_IN_NDD = ("nvidia.dali.experimental.dynamic.pytorch",)
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str
+    origins: frozenset[str] = frozenset()  # generator functions it came from
+    items: tuple["Value | None", ...] | None = None  # a tuple or list of known values
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    message: str
+    node: ast.AST
+    origins: frozenset[str]
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+
+@dataclass
+class FunctionSummary:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    params: dict[str, Value] = field(default_factory=dict)
+    returns: Value | None = None
+    yields: Value | None = None
+
+
+def imports_of(tree: ast.Module) -> dict[str, str]:
+    """Local name -> what it names, for every import in the module."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    names[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    names[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _merge(a: Value | None, b: Value | None) -> Value | None:
+    """Either value: what may hold DALI data wins, so that a check that asks "may this be a
+    Batch?" says yes, and one that asks "is this certainly not one?" says no."""
+    if a is None or b is None:
+        return None if OTHER in (getattr(a, "kind", None), getattr(b, "kind", None)) else a or b
+    if a.kind != b.kind:
+        return b if a.kind == OTHER else a
+    return Value(a.kind, a.origins | b.origins, a.items if a.items == b.items else None)
+
+
+def _element(value: Value | None) -> Value | None:
+    """What iterating over ``value`` gives."""
+    if value is None:
+        return None
+    if value.items is not None:
+        known = [item for item in value.items if item is not None]
+        return known[0] if known else None
+    return {GENERATOR: Value(OUTPUTS, value.origins), OUTPUTS: Value(BATCH, value.origins),
+            BATCH: Value(TENSOR, value.origins), EPOCH: Value(OUTPUTS, value.origins)}.get(value.kind)
+
+
+class ValueModel(ast.NodeVisitor):
+    """Walks a module once per round; rules read ``problems`` and ``values``."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.imports = imports_of(tree)
+        self.functions: dict[str, FunctionSummary] = {}
+        self.attributes: dict[str, Value] = {}  # "self.x" and "module.x" bindings, by spelling
+        self.problems: list[Problem] = []
+        self.env: dict[str, Value] = {}
+        self.function_stack: list[str] = []
+        self.collecting = False
+
+    # -- building -------------------------------------------------------------------------
+    def build(self) -> "ValueModel":
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(node.name, FunctionSummary(node))
+        for _ in range(4):  # summaries flow from callers to callees and back
+            before = self._state()
+            self._round(collect=False)
+            if self._state() == before:
+                break
+        self._round(collect=True)
+        return self
+
+    def _state(self):
+        return ({n: (s.params, s.returns, s.yields) for n, s in self.functions.items()}, dict(self.attributes))
+
+    def _round(self, collect: bool) -> None:
+        self.collecting = collect
+        self.problems = []
+        self.env = {}
+        self._block(self.tree.body)
+
+    def _block(self, statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            self.visit(statement)
+
+    def qualname(self, node: ast.AST) -> str | None:
+        dotted = _dotted(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        base = self.imports.get(head)
+        if base is None or head in self.env:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def report(self, code: str, message: str, node: ast.AST, value: Value | None = None) -> None:
+        if self.collecting:
+            origins = (value.origins if value else frozenset()) | frozenset(self.function_stack)
+            self.problems.append(Problem(code, message, node, origins))
+
+    # -- statements -----------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        summary = self.functions.get(node.name)
+        outer = self.env
+        self.env = dict(outer)
+        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+            self.env.pop(arg.arg, None)
+            if summary is not None and summary.node is node and arg.arg in summary.params:
+                self.env[arg.arg] = summary.params[arg.arg]
+        self.function_stack.append(node.name)
+        self._block(node.body)
+        self.function_stack.pop()
+        self.env = outer
+        self.env.pop(node.name, None)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for base in node.bases:
+            self.value(base)
+        outer = self.env
+        self.env = dict(outer)
+        self._block(node.body)
+        self.env = outer
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.value(node.value)
+        for target in node.targets:
+            self.bind(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.bind(node.target, self.value(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.value(node.value)
+        if isinstance(node.target, ast.Name):
+            self.env.pop(node.target.id, None)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.bind(node.target, self._iterated(node.iter))
+        self._block(node.body)
+        self._block(node.body)  # a second pass sees what the first iteration bound
+        self._block(node.orelse)
+
+    visit_AsyncFor = visit_For
+
+    def visit_While(self, node: ast.While) -> None:
+        self.value(node.test)
+        self._block(node.body)
+        self._block(node.body)
+        self._block(node.orelse)
+
+    def visit_If(self, node: ast.If) -> None:
+        self.value(node.test)
+        before = dict(self.env)
+        self._block(node.body)
+        after_body = self.env
+        self.env = dict(before)
+        self._block(node.orelse)
+        for name in set(after_body) | set(self.env):
+            self.env_merge(name, after_body.get(name))
+
+    def env_merge(self, name: str, other: Value | None) -> None:
+        merged = _merge(self.env.get(name), other)
+        if merged is not None:
+            self.env[name] = merged
+
+    def visit_With(self, node: ast.With) -> None:
+        contexts = [self.value(item.context_expr) for item in node.items]
+        for item, value in zip(node.items, contexts):
+            if value is not None and value.kind == GENERATOR:
+                self.report("DM021", "`with` on a generator: a migrated pipeline has no graph to build", item.context_expr, value)
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, None)
+        if any(value is not None and value.kind == CONTEXT for value in contexts):
+            for yielded in _own_yields(node.body):
+                self.report("DM022", "the context stays current for the caller while it holds the `yield`: "
+                                     "compute inside it, yield after it", yielded)
+        self._block(node.body)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Return(self, node: ast.Return) -> None:
+        value = self.value(node.value) if node.value is not None else None
+        summary = self._current_summary()
+        if summary is not None and value is not None:
+            summary.returns = _merge(summary.returns, value)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self.value(node.value)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                self.visit(child)
+            elif isinstance(child, ast.expr):
+                self.value(child)
+            else:
+                self.generic_visit(child)
+
+    def _current_summary(self) -> FunctionSummary | None:
+        return self.functions.get(self.function_stack[-1]) if self.function_stack else None
+
+    # -- bindings -------------------------------------------------------------------------
+    def bind(self, target: ast.AST, value: Value | None) -> None:
+        if isinstance(target, ast.Name):
+            if value is None:
+                self.env.pop(target.id, None)
+            else:
+                self.env[target.id] = value
+        elif isinstance(target, ast.Attribute):
+            spelled = _dotted(target)
+            if spelled is not None:
+                if value is None:
+                    self.attributes.pop(spelled, None)
+                else:
+                    self.attributes[spelled] = _merge(self.attributes.get(spelled), value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for index, element in enumerate(target.elts):
+                self.bind(element.value if isinstance(element, ast.Starred) else element,
+                          self._item(value, index) if not isinstance(element, ast.Starred) else None)
+        elif isinstance(target, ast.Subscript):
+            self.value(target.value)
+
+    def _item(self, value: Value | None, index: int) -> Value | None:
+        if value is None:
+            return None
+        if value.items is not None:
+            return value.items[index] if index < len(value.items) else None
+        return _element(value) if value.kind == OUTPUTS else None
+
+    def _iterated(self, node: ast.expr) -> Value | None:
+        if isinstance(node, ast.Call) and _dotted(node.func) == "enumerate" and node.args:
+            return Value("tuple", frozenset(), (None, _element(self.value(node.args[0]))))
+        if isinstance(node, ast.Call) and _dotted(node.func) == "zip":
+            return Value("tuple", frozenset(), tuple(_element(self.value(a)) for a in node.args))
+        return _element(self.value(node))
+
+    # -- expressions ----------------------------------------------------------------------
+    def value(self, node: ast.expr | None) -> Value | None:
+        if node is None:
+            return None
+        method = getattr(self, f"value_{type(node).__name__}", None)
+        if method is not None:
+            return method(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.value(child)
+            elif isinstance(child, ast.comprehension):
+                self._comprehension(child)
+        return None
+
+    def _comprehension(self, clause: ast.comprehension) -> None:
+        self.bind(clause.target, self._iterated(clause.iter))
+        for condition in clause.ifs:
+            self.value(condition)
+
+    def _comprehension_value(self, node) -> Value | None:
+        outer = dict(self.env)
+        for clause in node.generators:
+            self._comprehension(clause)
+        for part in ("elt", "key", "value"):
+            if hasattr(node, part):
+                self.value(getattr(node, part))
+        self.env = outer
+        return None
+
+    value_ListComp = value_SetComp = value_GeneratorExp = value_DictComp = _comprehension_value
+
+    def value_Constant(self, node: ast.Constant) -> Value:
+        return Value(MIXED if node.value == "mixed" else OTHER)
+
+    def value_Lambda(self, node: ast.Lambda) -> None:
+        return None  # its body runs later, with arguments the model does not know
+
+    def value_Name(self, node: ast.Name) -> Value | None:
+        return self.env.get(node.id)
+
+    def value_Attribute(self, node: ast.Attribute) -> Value | None:
+        receiver = self.value(node.value)
+        spelled = _dotted(node)
+        self._check_attribute(node, receiver)
+        return self.attributes.get(spelled) if spelled else None
+
+    def _check_attribute(self, node: ast.Attribute, receiver: Value | None) -> None:
+        if receiver is None:
+            return
+        if receiver.kind == GENERATOR and node.attr not in GENERATOR_METHODS:
+            self.report("DM021", f"`.{node.attr}`: a migrated pipeline is a generator of ndd Batches, "
+                                 "with no pipeline methods", node, receiver)
+        elif receiver.kind == OTHER and node.attr in BATCH_ONLY_ATTRIBUTES:
+            self.report("DM018", f"`.{node.attr}` on a value that is not an ndd Batch here (a NumPy "
+                                 "array, a tensor, a literal)", node, receiver)
+
+    def value_Tuple(self, node: ast.Tuple | ast.List) -> Value | None:
+        items = tuple(self.value(e) for e in node.elts)
+        if any(item is not None for item in items):
+            origins = frozenset().union(*(item.origins for item in items if item is not None))
+            return Value("tuple", origins, items)
+        return None
+
+    value_List = value_Tuple
+
+    def value_IfExp(self, node: ast.IfExp) -> Value | None:
+        self.value(node.test)
+        return _merge(self.value(node.body), self.value(node.orelse))
+
+    def value_BinOp(self, node: ast.BinOp) -> Value | None:
+        left, right = self.value(node.left), self.value(node.right)
+        if isinstance(node.op, ast.Add) and any(v is not None and v.items is not None and _holds_data(v)
+                                                for v in (left, right)):
+            return Value(OUTPUTS, frozenset().union(*(v.origins for v in (left, right) if v is not None)))
+        data = [v for v in (left, right) if v is not None and v.kind in (BATCH, TENSOR)]
+        return data[0] if data else None
+
+    def value_Yield(self, node: ast.Yield) -> None:
+        value = self.value(node.value)
+        summary = self._current_summary()
+        if summary is not None and value is not None and _holds_data(value):
+            summary.yields = _merge(summary.yields, value)
+        return None
+
+    def value_Await(self, node: ast.Await) -> None:
+        self.value(node.value)
+        return None
+
+    def value_Subscript(self, node: ast.Subscript) -> Value | None:
+        index_value = self.value(node.slice)
+        del index_value
+        if isinstance(node.value, ast.Attribute) and node.value.attr in ("tensors", "slice"):
+            owner = self.value(node.value.value)
+            self._check_attribute(node.value, owner)
+            if owner is not None and owner.kind == BATCH:
+                picks_one = node.value.attr == "tensors" and not isinstance(node.slice, ast.Slice)
+                return Value(TENSOR if picks_one else BATCH, owner.origins)
+            return None
+        owner = self.value(node.value)
+        if owner is None:
+            return None
+        if owner.kind == BATCH:
+            self.report("DM018", "`[...]` on an ndd Batch (a TypeError): `.tensors[i]` picks samples, "
+                                 "`.slice[...]` indexes inside each sample", node, owner)
+            return None
+        if owner.kind == TENSOR:
+            return owner
+        if isinstance(node.slice, ast.Slice):
+            return owner
+        if owner.items is not None and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            return self._item(owner, node.slice.value)
+        return _element(owner) if owner.kind == OUTPUTS or owner.items is not None else None
+
+    def value_Call(self, node: ast.Call) -> Value | None:
+        arguments = [self.value(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
+        keywords = {k.arg: self.value(k.value) for k in node.keywords}
+        qualname = self.qualname(node.func)
+        if qualname is not None:
+            return self._library_call(node, qualname, arguments, keywords)
+        if isinstance(node.func, ast.Attribute):
+            receiver = self.value(node.func.value)
+            self._check_attribute(node.func, receiver)
+            if node.func.attr in NOT_DALI_METHODS:
+                return Value(OTHER)
+            return self._method_call(node, receiver, node.func.attr)
+        if isinstance(node.func, ast.Name):
+            return self._plain_call(node, node.func.id, arguments, keywords)
+        self.value(node.func)
+        return None
+
+    def _plain_call(self, node: ast.Call, name: str, arguments, keywords) -> Value | None:
+        if name == "next" and arguments and arguments[0] is not None and arguments[0].kind in (GENERATOR, EPOCH):
+            return Value(OUTPUTS, arguments[0].origins)
+        if name == "len" and arguments and arguments[0] is not None and arguments[0].kind == BATCH:
+            self.report("DM018", "`len()` of an ndd Batch: use `.batch_size`", node, arguments[0])
+            return None
+        if name in ("iter", "tuple", "list") and arguments and arguments[0] is not None:
+            # a sequence keeps its elements; ``tuple(batch)`` is a tuple of sample Tensors
+            return arguments[0] if name == "iter" or arguments[0].kind != BATCH else None
+        summary = self.functions.get(name)
+        if summary is None or name in self.env:
+            return None
+        self._pass_arguments(summary, arguments, keywords)
+        if summary.yields is not None:
+            return Value(GENERATOR, summary.yields.origins | {name})
+        return summary.returns
+
+    def _pass_arguments(self, summary: FunctionSummary, arguments, keywords) -> None:
+        params = [a.arg for a in [*summary.node.args.posonlyargs, *summary.node.args.args]]
+        given = list(zip(params, arguments))
+        given += [(k, v) for k, v in keywords.items() if k is not None]
+        for param, value in given:
+            if value is not None and value.kind != OTHER:  # another caller may pass a Batch
+                summary.params[param] = _merge(summary.params.get(param), value)
+
+    def _method_call(self, node: ast.Call, receiver: Value | None, method: str) -> Value | None:
+        if receiver is None:
+            return None
+        if receiver.kind in (BATCH, TENSOR):
+            if method in TENSORLIST_ONLY or (method in ("shape", "layout") and not node.args):
+                what = "Batch" if receiver.kind == BATCH else "Tensor"
+                self.report("DM018", f"`.{method}()` is TensorList API, not on an ndd {what}: "
+                                     f"{NDD_SPELLING.get(method, 'see the dynamic-mode guide')}", node, receiver)
+                return None
+            if method in SAME_KIND_METHODS:
+                return receiver
+            if method == "select":
+                return Value(TENSOR, receiver.origins)
+            return None
+        if receiver.kind == READER and method == "next_epoch":
+            return Value(EPOCH, receiver.origins)
+        return None
+
+    def _library_call(self, node: ast.Call, qualname: str, arguments, keywords) -> Value | None:
+        if qualname.startswith(NOT_DALI_MODULES):
+            return Value(OTHER)
+        data = [v for v in [*arguments, *keywords.values()] if v is not None and _holds_data(v)]
+        if qualname.startswith(PIPELINE_ONLY):
+            if data:
+                self.report("DM020", f"`{_dotted(node.func)}` builds a pipeline graph and does not take "
+                                     "ndd Batches", node, data[0])
+            return None
+        if not qualname.startswith(NDD + ".") or qualname.startswith(NOT_IN_NDD):
+            return None
+        origins = frozenset().union(*(v.origins for v in data)) if data else frozenset()
+        self._check_ndd_arguments(node, qualname, keywords)
+        tail = qualname[len(NDD) + 1:]
+        if tail == "EvalContext":
+            return Value(CONTEXT)
+        if tail.startswith("readers.") and tail[len("readers."):][:1].isupper():
+            return Value(READER)
+        if tail in ("batch", "as_batch"):
+            return Value(BATCH, origins)
+        if tail in ("tensor", "as_tensor"):
+            return Value(TENSOR, origins)
+        if tail[:1].isupper() or tail.startswith(("random.RNG", "checkpoint.", "set_", "get_")):
+            return None
+        batch_input = "batch_size" in keywords or any(v.kind in (BATCH, OUTPUTS) for v in data)
+        return Value(BATCH if batch_input else TENSOR, origins)
+
+    def _check_ndd_arguments(self, node: ast.Call, qualname: str, keywords: dict) -> None:
+        for keyword in node.keywords:
+            device = keywords.get(keyword.arg) if keyword.arg == "device" else None
+            if device is not None and device.kind == MIXED:
+                how = "" if isinstance(keyword.value, ast.Constant) else f", and `{_dotted(keyword.value)}` may be \"mixed\""
+                self.report("DM019", f"a ValueError in dynamic mode{how}: use `device=\"gpu\"`", keyword.value)
+            if keyword.arg == "batch_size" and ".readers." in qualname:
+                self.report("DM023", "`batch_size=` goes to `reader.next_epoch(batch_size=...)`; "
+                                     "here it is a TypeError", keyword.value)
+
+
+TENSORLIST_ONLY = frozenset({"at", "as_array", "as_cpu", "as_tensor", "as_reshaped_tensor", "is_dense_tensor"})
+NDD_SPELLING = {
+    "at": "`np.asarray(batch.select(i))`",
+    "as_array": "`np.asarray(ndd.as_tensor(batch))`",
+    "as_cpu": "`.cpu()`",
+    "as_tensor": "`ndd.as_tensor(batch)`",
+    "shape": "the `.shape` property",
+    "layout": "the `.layout` property",
+}
+
+
+def _holds_data(value: Value) -> bool:
+    if value.kind in DATA_KINDS:
+        return True
+    return value.items is not None and any(item is not None and item.kind in DATA_KINDS for item in value.items)
+
+
+def _own_yields(statements: list[ast.stmt]) -> Iterator[ast.AST]:
+    """``yield`` expressions of these statements, not of functions defined in them."""
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def build_model(tree: ast.Module) -> ValueModel:
+    return ValueModel(tree).build()

@@ -7,9 +7,10 @@ traversal are paid once per file however many rules run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import libcst as cst
+
+from .visitors import Visitor
 
 from .imports import ImportTable, dotted_name, import_table
 from .optable import Op, OpTable, load_op_table
@@ -147,12 +148,7 @@ def _unpacks(target: cst.BaseExpression) -> bool:
     return isinstance(target, (cst.Tuple, cst.List))
 
 
-@lru_cache(maxsize=None)
-def _handler(visitor: type, prefix: str, node_type: type):
-    return getattr(visitor, f"{prefix}{node_type.__name__}", None)
-
-
-class _FactCollector(cst.CSTVisitor):
+class _FactCollector(Visitor):
     def __init__(self, facts: ModuleFacts) -> None:
         self.facts = facts
         self.graph_stack: list[Graph | None] = []
@@ -160,24 +156,9 @@ class _FactCollector(cst.CSTVisitor):
         self.function_stack: list[str] = []
         self.statement_index = -1
 
-    # LibCST looks up ``visit_<Type>``/``leave_<Type>`` by name for every node and calls a hook
-    # for every attribute of every node; one cached table per node type, and no attribute hooks,
-    # make the one pass over the module markedly cheaper.
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
-        visit = _handler(type(self), "visit_", type(node))
-        return visit is None or visit(self, node) is not False
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        leave = _handler(type(self), "leave_", type(original_node))
-        if leave is not None:
-            leave(self, original_node)
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
+        return super().on_visit(node)
 
     # -- helpers ---------------------------------------------------------------------------
     @property

@@ -73,11 +73,24 @@ def parse(data: bytes) -> cst.Module:
     try:
         return cst.parse_module(data)
     except cst.ParserSyntaxError as error:
-        raise SourceError(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {error.message}") from None
+        raise SourceError(_syntax_error(data, error)) from None
     except (UnicodeDecodeError, LookupError, SyntaxError) as error:
         raise SourceError(f"cannot decode: {error}") from None
     except RecursionError:
         raise SourceError(TOO_DEEP) from None
+
+
+def _syntax_error(data: bytes, error: cst.ParserSyntaxError) -> str:
+    """Where CPython also refuses the code, its line, column and words, which editors and
+    ``python`` itself show; LibCST's otherwise (a grammar newer than this interpreter's)."""
+    try:
+        python_ast(data)
+    except SyntaxError as cpython:
+        if cpython.lineno:
+            return f"syntax error at line {cpython.lineno}, column {cpython.offset or 1}: {cpython.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {error.message}"
 
 
 def _unexpected(error: Exception, doing: str) -> str:
@@ -196,9 +209,13 @@ class _Migrated:
     kept: dict[str, list[str]] = field(default_factory=dict)  # normalized graphs left as written, why
 
 
-def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported: dict | None = None) -> _Migrated:
+def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported: dict | None = None,
+             normalized_forms: dict | None = None) -> _Migrated:
     """Migrate, with ``with pipe:`` graphs in decorator form where that is possible. A graph
-    whose normalized form cannot be migrated either is left as it was written."""
+    whose normalized form cannot be migrated either is left as it was written.
+    ``normalized_forms``: the normalized modules, analysed, of earlier tries on the same module
+    (by the graphs skipped), reused: only what is kept changes between the audit's tries."""
+    normalized_forms = {} if normalized_forms is None else normalized_forms
     from .migrate import migrate_module
     from .migrate.normalize import normalize_with_graphs
 
@@ -206,13 +223,18 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
     reasons: dict[int, list] = {}
     kept: dict[str, list[str]] = {}
     while config.enabled("DM002"):
-        normalized = normalize_with_graphs(original.module, skip)
+        key = (frozenset(skip), frozenset(imported or {}))
+        if key not in normalized_forms:
+            normalized = normalize_with_graphs(original.module, skip)
+            subject = None if normalized is None or not normalized.graphs else analyse(
+                normalized.module, config, normalized.imports(), frozenset(imported or {}))
+            normalized_forms[key] = (normalized, subject)
+        normalized, subject = normalized_forms[key]
         if normalized is None:
             break
         reasons |= normalized.reasons
         if not normalized.graphs:
             break
-        subject = analyse(normalized.module, config, normalized.imports(), frozenset(imported or {}))
         migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep, imported=imported)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
@@ -221,8 +243,21 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
         reasons |= {id(g.reason_anchor): migration.blockers.get(g.function.name.value, []) for g in blocked}
         kept |= {_graph_label(g): [b.message for b in migration.blockers.get(g.function.name.value, [])]
                  for g in blocked}
+    for graph in (g for g in original.facts.graphs if g.kind != "decorator"):  # left as written
+        label = _written_graph_label(graph, original.facts)
+        if label not in kept:
+            kept[label] = [b.message for b in reasons.get(id(graph.node), [])] or [
+                "graph not migrated automatically: rewrite it as a generator of ndd calls"]
     return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported),
                      original, None, kept)
+
+
+def _written_graph_label(graph, facts) -> str:
+    """A subclass's name for its ``define_graph``; the pipeline variable of a ``with`` graph."""
+    for site in facts.pipeline_subclass_defs:
+        if any(statement is graph.node for statement in site.node.body.body):
+            return site.name
+    return graph.name
 
 
 def _graph_label(graph) -> str:
@@ -269,13 +304,14 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
     from .audit import audit
 
     blocked_imports: dict[str, str] = {}
+    normalized_forms: dict = {}
     for _ in range(AUDIT_ROUNDS):
-        migrated = _migrate(original, config, keep, imported)
+        migrated = _migrate(original, config, keep, imported, normalized_forms)
         new_data = migrated.migration.module.bytes
         new_module = cst.parse_module(new_data)  # never write something that does not parse
         if new_data == data:
             return migrated, blocked_imports
-        problems = audit(new_data, new_module, config)
+        problems = audit(new_data, new_module.encoding)
         if not problems:
             return migrated, blocked_imports
         blamed = _blamed(problems, migrated.migration.migrated_pipelines, set(imported))
@@ -299,10 +335,7 @@ def _blamed(problems, migrated: list[str], imported: set[str]) -> dict[str, str]
     for problem in problems:
         for name in (problem.origins & candidates) or candidates:
             blamed.setdefault(name, []).append(problem)
-    # one problem each, a mistake in ndd code before a pipeline-mode leftover: the TODO reads the
-    # same when a later run finds the leftover excused by this run's TODO
-    return {name: "kept in pipeline mode: after migration " + min(found, key=lambda p: p.excusable).describe()
-            for name, found in blamed.items()}
+    return {name: "kept in pipeline mode: after migration " + found[0].describe() for name, found in blamed.items()}
 
 
 def _node_ids(node: cst.CSTNode) -> set[int]:

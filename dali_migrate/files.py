@@ -91,16 +91,24 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that a reader sees either the old or the new file.
 
     The temporary file lives in the same folder (``os.replace`` is atomic only within one file
-    system) and takes the original's permission bits. Symbolic links are written through.
+    system) and takes the original's permission bits, owner and group (a run as root in a
+    container must not hand a bind-mounted repository's files to root). Symbolic links are
+    written through. A file with hard links is refused: replacing it would cut the links.
     """
     target = path.resolve()
-    mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
+    existing = target.stat() if target.exists() else None
+    if existing is not None and existing.st_nlink > 1:
+        raise HardLinked(f"it has {existing.st_nlink} hard links, which replacing it would break; "
+                         "migrate a copy, or remove the other links")
+    mode = existing.st_mode & 0o7777 if existing is not None else _default_mode()
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dali-migrate", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if existing is not None and hasattr(os, "chown"):
+            _keep_owner(temp_name, existing)
         os.chmod(temp_name, mode)
         os.replace(temp_name, target)
     except BaseException:
@@ -109,6 +117,20 @@ def atomic_write(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+class HardLinked(OSError):
+    pass
+
+
+def _keep_owner(temp_name: str, original: os.stat_result) -> None:
+    written = os.stat(temp_name)
+    if (written.st_uid, written.st_gid) == (original.st_uid, original.st_gid):
+        return
+    try:
+        os.chown(temp_name, original.st_uid, original.st_gid)
+    except PermissionError:
+        pass  # not root: the file is ours already, and the group is the best we can do
 
 
 def _default_mode() -> int:

@@ -30,11 +30,11 @@ def write_check_report(results: list[FileResult], fmt: str, stream: TextIO | Non
         stream.write(json.dumps(_json_report(results), indent=2) + "\n")
     elif fmt == "github":
         for d in diagnostics:
-            stream.write(f"::warning file={d.path},line={d.line},col={d.column},"
+            stream.write(f"::warning file={_gh_property(d.path)},line={d.line},col={d.column},"
                          f"endLine={d.end_line},endColumn={d.end_column},title={d.code}::{_gh_escape(d.message)}\n")
         for r in results:
             if r.error:
-                stream.write(f"::error file={r.path}::{_gh_escape(r.error)}\n")
+                stream.write(f"::error file={_gh_property(r.path)}::{_gh_escape(r.error)}\n")
     elif fmt == "sarif":
         stream.write(json.dumps(sarif_report(results), indent=2) + "\n")
     else:
@@ -72,6 +72,11 @@ def progress_callbacks(stream: TextIO, enabled: bool = True):
     return on_start, on_file
 
 
+def _gh_property(text: str) -> str:
+    """A workflow command's property value: ``:`` and ``,`` end it, a newline ends the command."""
+    return _gh_escape(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def _gh_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -89,6 +94,13 @@ def _json_report(results: list[FileResult]) -> dict:
     }
 
 
+def _uri(path: str) -> str:
+    """A relative URI reference (RFC 3986) for a path: SARIF's ``uri`` format."""
+    from urllib.parse import quote
+
+    return quote(path.replace("\\", "/"), safe="/")
+
+
 def sarif_report(results: list[FileResult]) -> dict:
     from .rules import ALL_RULES
 
@@ -103,7 +115,7 @@ def sarif_report(results: list[FileResult]) -> dict:
         {"ruleId": d.code, "ruleIndex": index[d.code], "level": "warning",
          "message": {"text": d.message},
          "locations": [{"physicalLocation": {
-             "artifactLocation": {"uri": d.path.replace("\\", "/")},
+             "artifactLocation": {"uri": _uri(d.path)},
              "region": {"startLine": d.line, "startColumn": d.column,
                         "endLine": d.end_line or d.line, "endColumn": d.end_column or d.column}}}]}
         for d in _all_diagnostics(results)

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 from .cache import CheckCache
 from .config import Config
 from .diagnostics import FileResult
-from .files import NotRegularFile, atomic_write, discover, read_regular
+from .files import HardLinked, NotRegularFile, atomic_write, discover, read_regular
 from .prefilter import might_use_dali
 
 Work = Callable[[bytes, str, Config], FileResult]
@@ -315,5 +315,7 @@ def _write(result: FileResult) -> None:
         return
     try:
         atomic_write(path, result.new_source)
+    except HardLinked as error:
+        result.error, result.changed = f"not written: {error}", False
     except OSError as error:
         result.error, result.changed = f"cannot write: {error.strerror or error}", False

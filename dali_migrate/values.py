@@ -21,8 +21,8 @@ from typing import Iterator
 NDD = "nvidia.dali.experimental.dynamic"
 PIPELINE_ONLY = ("nvidia.dali.fn.", "nvidia.dali.ops.", "nvidia.dali.auto_aug", "nvidia.dali.math.",
                  "nvidia.dali.plugin.")
-GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED = (
-    "generator", "outputs", "batch", "tensor", "reader", "epoch", "context", "other", "mixed")
+GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANODE = (
+    "generator", "outputs", "batch", "tensor", "reader", "epoch", "context", "other", "mixed", "datanode")
 NOT_DALI_MODULES = ("numpy.", "torch.", "math.", "random.", "PIL.", "cv2.")
 NOT_DALI_METHODS = frozenset({"torch", "numpy", "tolist", "item"})
 BATCH_ONLY_ATTRIBUTES = frozenset({"tensors", "slice", "batch_size", "select"})
@@ -378,9 +378,20 @@ class ValueModel(ast.NodeVisitor):
         data = [v for v in (left, right) if v is not None and v.kind in (BATCH, TENSOR)]
         return data[0] if data else None
 
+    def _check_datanodes(self, node: ast.AST, values, where: str) -> None:
+        """A pipeline-mode DataNode (an ``fn`` call left in a helper, say) that reaches ndd."""
+        for value in values:
+            items = value.items if value is not None and value.items is not None else (value,)
+            if any(item is not None and item.kind == DATANODE for item in items):
+                self.report("DM020", f"a pipeline-mode DataNode (from an `fn` call) reaches {where}, which "
+                                     "takes ndd Batches", node)
+                return
+
     def value_Yield(self, node: ast.Yield) -> None:
         value = self.value(node.value)
         summary = self._current_summary()
+        if summary is not None and summary.yields is not None:  # a generator of ndd outputs
+            self._check_datanodes(node, [value], "what a generator of ndd Batches yields")
         if summary is not None and value is not None and _holds_data(value):
             summary.yields = _merge(summary.yields, value)
         return None
@@ -482,11 +493,12 @@ class ValueModel(ast.NodeVisitor):
             if data:
                 self.report("DM020", f"`{_dotted(node.func)}` builds a pipeline graph and does not take "
                                      "ndd Batches", node, data[0])
-            return None
+            return Value(DATANODE, frozenset(), None) if qualname.startswith("nvidia.dali.fn.") else None
         if not qualname.startswith(NDD + ".") or qualname.startswith(NOT_IN_NDD):
             return None
         origins = frozenset().union(*(v.origins for v in data)) if data else frozenset()
         self._check_ndd_arguments(node, qualname, keywords)
+        self._check_datanodes(node, [*arguments, *keywords.values()], f"`{_dotted(node.func)}`")
         tail = qualname[len(NDD) + 1:]
         if tail == "EvalContext":
             return Value(CONTEXT)

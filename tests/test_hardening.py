@@ -195,3 +195,54 @@ def test_memory_is_bounded_by_refusing_huge_literals(tmp_path):
     code, megabytes = map(int, done.stdout.split("\n")[0].split())
     assert code == 2 and "too large to work on safely" in done.stdout
     assert megabytes < 1000, megabytes
+
+
+def test_owner_and_group_are_kept_when_root_migrates(tmp_path):
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("only root can hand a file to another owner")
+    path = tmp_path / "train.py"
+    shutil.copy(TRAIN, path)
+    os.chown(path, 4242, 4343)
+    CliRunner().invoke(main, ["migrate", str(path)])
+    assert "ndd.readers.File" in path.read_text()
+    assert (path.stat().st_uid, path.stat().st_gid) == (4242, 4343)
+
+
+def test_a_hard_linked_file_is_refused_not_split(tmp_path):
+    import os
+
+    path = tmp_path / "train.py"
+    shutil.copy(TRAIN, path)
+    os.link(path, tmp_path / "other_name.py")
+    result = CliRunner().invoke(main, ["migrate", str(path)])
+    assert result.exit_code == 2 and "hard links" in result.output
+    assert path.read_bytes() == TRAIN.read_bytes()
+    assert os.stat(path).st_ino == os.stat(tmp_path / "other_name.py").st_ino
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif"])
+def test_paths_are_escaped_in_machine_output(tmp_path, fmt):
+    weird = tmp_path / "a,b:c%d 100.py"
+    shutil.copy(TRAIN, weird)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--format", fmt, str(weird)])
+    if fmt == "github":
+        lines = [line for line in result.output.splitlines() if line.startswith("::warning")]
+        assert lines and all("a%2Cb%3Ac%25d 100.py,line=" in line for line in lines)
+    else:
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                for r in json.loads(result.output)["runs"][0]["results"]}
+        assert len(uris) == 1 and uris.pop().endswith("a%2Cb%3Ac%25d%20100.py")
+
+
+def test_syntax_errors_are_placed_where_cpython_places_them(tmp_path):
+    source = "from nvidia.dali import fn\n\nx = fn.resize(1,\ny = 2\n"
+    try:
+        compile(source, "x.py", "exec")
+    except SyntaxError as error:
+        expected = f"line {error.lineno}, column {error.offset}: {error.msg}"
+    path = tmp_path / "broken.py"
+    path.write_text(source)
+    result = CliRunner().invoke(main, ["check", "--no-cache", str(path)])
+    assert result.exit_code == 2 and expected in result.output, (expected, result.output)

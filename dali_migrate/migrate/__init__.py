@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..visitors import Transformer
+
 from ..analysis import ModuleFacts
 from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
@@ -50,7 +52,7 @@ class MigrationResult:
     imports_blocked: dict[str, str] = field(default_factory=dict)  # imported pipeline -> why its uses stay
 
 
-class Migrator(cst.CSTTransformer):
+class Migrator(Transformer):
     def __init__(self, facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
                  call_sites: CallSiteRewrites, todos: TodoInserter, helpers: dict | None = None) -> None:
         super().__init__()

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
 from .ops import is_true, keyword_values
@@ -125,7 +127,7 @@ def _with_value(line: cst.SimpleStatementLine, code: str) -> cst.SimpleStatement
     return line.with_changes(body=[small.with_changes(value=cst.parse_expression(code))], leading_lines=[])
 
 
-class StatementOf(cst.CSTVisitor):
+class StatementOf(Visitor):
     """The one-statement line around each wanted call: ``x = call`` or ``call``."""
 
     def __init__(self, wanted: set[int]) -> None:

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 from ..analysis import DaliCall, Graph
 from .names import ScopeNames, scope_names
 from .places import node_ids
@@ -71,7 +73,7 @@ class _Tests:
         return bool(_truth_names(test, self.graph)) or bool(node_ids(test) & self.calls)
 
 
-class _Inside(cst.CSTVisitor):
+class _Inside(Visitor):
     """What a per-sample ``if`` holds that matters: its conditions and any ``return``."""
 
     def __init__(self, tests: _Tests) -> None:
@@ -90,7 +92,7 @@ class _Inside(cst.CSTVisitor):
         return False
 
 
-class _Elsewhere(cst.CSTVisitor):
+class _Elsewhere(Visitor):
     """One walk over the graph outside its top-level per-sample ``if`` statements: an ``if`` or
     ``while`` on DataNodes there, or ``and``/``or``/``not``/``x if c else y`` on them, would be
     decided once for the whole Batch."""

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 from ..analysis import DaliCall, ModuleFacts
 from .ops import NotALiteral, keyword_values, literal_value
 
@@ -70,7 +72,7 @@ def _positional_count(function: cst.FunctionDef, skip_self: bool = False) -> int
     return len([p for p in params if p.default is None])
 
 
-class _HasYield(cst.CSTVisitor):
+class _HasYield(Visitor):
     def __init__(self, root: cst.FunctionDef) -> None:
         self.root = root
         self.found = False

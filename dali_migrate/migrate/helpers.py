@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 from ..analysis import DaliCall, ModuleFacts
 from ..rules.dm004_mixed_device import mixed_device_strings
 
@@ -36,7 +38,7 @@ class Helper:
     subscripts: int = 0
 
 
-class _References(cst.CSTVisitor):
+class _References(Visitor):
     """Each loaded name of ``names``, with the top-level function it stands in ("" outside)."""
 
     def __init__(self, names: set[str]) -> None:
@@ -61,7 +63,7 @@ class _References(cst.CSTVisitor):
         return False
 
 
-class _Subscripts(cst.CSTVisitor):
+class _Subscripts(Visitor):
     def __init__(self) -> None:
         self.count = 0
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 from ..imports import DALI_ROOT, NDD_MODULE, dotted_name
 
 
-class _NameUses(cst.CSTVisitor):
+class _NameUses(Visitor):
     def __init__(self) -> None:
         self.used: set[str] = set()
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 
 def all_names(node: cst.CSTNode) -> set[str]:
     """Every identifier in ``node``: what a new name must not clash with."""
     found: set[str] = set()
 
-    class Collector(cst.CSTVisitor):
+    class Collector(Visitor):
         def visit_Name(self, name: cst.Name) -> None:
             found.add(name.value)
 
@@ -26,7 +28,7 @@ def unique_name(base: str, taken: set[str]) -> str:
     return name
 
 
-class ScopeNames(cst.CSTVisitor):
+class ScopeNames(Visitor):
     """Names a block binds and loads, and whether it leaves through return/yield/global."""
 
     def __init__(self) -> None:

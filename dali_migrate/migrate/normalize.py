@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from ..visitors import Transformer, Visitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
@@ -155,7 +157,7 @@ def _header_and_blocks(statement: cst.BaseCompoundStatement) -> tuple[list, list
     return header, [list(b) for b in blocks if isinstance(b, (list, tuple))]
 
 
-class _Normalizer(cst.CSTTransformer):
+class _Normalizer(Transformer):
     def __init__(self, imports: ImportTable, taken: set[str], skip: set[int],
                  subclasses: dict[int, Subclass]) -> None:
         super().__init__()
@@ -262,7 +264,7 @@ class _Normalizer(cst.CSTTransformer):
 def _dotted_uses(nodes) -> set[str]:
     found: set[str] = set()
 
-    class Collector(cst.CSTVisitor):
+    class Collector(Visitor):
         def visit_Attribute(self, node: cst.Attribute) -> None:
             name = dotted_name(node)
             if name:
@@ -297,7 +299,7 @@ def _define_graph(node: cst.ClassDef) -> cst.FunctionDef | None:
     return next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "define_graph"), None)
 
 
-class _Calls(cst.CSTVisitor):
+class _Calls(Visitor):
     def __init__(self, names: set[str]) -> None:
         self.names = names
         self.calls: list[cst.Call] = []

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..visitors import Transformer
+
 from ..analysis import DaliCall
 from ..optable import OpTable
 from ..rules.dm004_mixed_device import is_mixed_device
@@ -90,7 +92,7 @@ class OpRewritePlan:
     needs_numpy: bool = False  # set when a rewrite used numpy
 
 
-class GraphOpRewriter(cst.CSTTransformer):
+class GraphOpRewriter(Transformer):
     """Turns ``fn.X(...)`` into ``ndd.X(...)`` and DataNode subscripts into ``.slice[...]``."""
 
     def __init__(self, plan: OpRewritePlan, optable: OpTable) -> None:
@@ -147,7 +149,7 @@ def _gpu_instead_of_mixed(arg: cst.Arg) -> cst.Arg:
     return arg.with_changes(value=cst.SimpleString(f"{quote}gpu{quote}"))
 
 
-class _ShiftContinuationLines(cst.CSTTransformer):
+class _ShiftContinuationLines(Transformer):
     def __init__(self, columns: int) -> None:
         super().__init__()
         self.columns = columns

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 NESTING = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match)
 
 
-class Places(cst.CSTVisitor):
+class Places(Visitor):
     """For each wanted node: its innermost function (None at module level), its order in the
     module, and whether it stands directly in that function's body, outside any loop, branch,
     ``with`` or ``try``: there, of two bindings of a name, the later one is the one in force."""
@@ -47,7 +49,7 @@ class Places(cst.CSTVisitor):
         return self.found[id(node)][2]
 
 
-class _NodeIds(cst.CSTVisitor):
+class _NodeIds(Visitor):
     def __init__(self) -> None:
         self.ids: set[int] = set()
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 from ..analysis import DaliCall, Graph, ModuleFacts, iterated_pipeline
 from ..imports import dotted_name
 from ..rules.dm004_mixed_device import mixed_device_strings
@@ -193,7 +195,7 @@ def _check_body(plan: PipelinePlan) -> None:
             plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
 
 
-class _NameLoads(cst.CSTVisitor):
+class _NameLoads(Visitor):
     """How often each of ``names`` is read, and how often as a ``device=`` argument."""
 
     def __init__(self, names: set[str]) -> None:
@@ -290,7 +292,7 @@ def _top_level_assignment_index(body, call: cst.Call) -> int | None:
     return None
 
 
-class _ReturnYieldCounter(cst.CSTVisitor):
+class _ReturnYieldCounter(Visitor):
     def __init__(self) -> None:
         self.returns = 0
         self.yields = 0
@@ -390,7 +392,7 @@ def _all_none(plan: PipelinePlan, name: str) -> bool:
 
 
 
-class _StrayReferenceFinder(cst.CSTVisitor):
+class _StrayReferenceFinder(Visitor):
     def __init__(self, names: set[str], accounted: set[int]) -> None:
         self.names = names
         self.accounted = accounted

@@ -19,6 +19,8 @@ from typing import Protocol
 
 import libcst as cst
 
+from ..visitors import Transformer
+
 from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
 from .names import scope_names
@@ -134,7 +136,7 @@ def _bound_arguments(function: cst.FunctionDef, call: cst.Call, imported: bool =
     return bound
 
 
-class _Substitute(cst.CSTTransformer):
+class _Substitute(Transformer):
     """Replaces the pipeline's parameters in the reader's arguments by the values passed."""
 
     def __init__(self, bound: dict[str, cst.BaseExpression], params: set[str], graph_locals: set[str],

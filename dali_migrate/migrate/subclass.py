@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..visitors import Transformer
+
 from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
@@ -142,7 +144,7 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable)
     return statements[0].body[0].value, operators, values
 
 
-class _GraphRewriter(cst.CSTTransformer):
+class _GraphRewriter(Transformer):
     """``self.op(x, k=v)`` -> ``fn.op_path(x, <constructor arguments>, k=v)``; ``self.value`` ->
     the parameter or literal it was set to."""
 

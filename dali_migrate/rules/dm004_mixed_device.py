@@ -7,6 +7,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from ..visitors import Visitor
+
 from ..analysis import ModuleFacts
 from .base import Finding, Rule
 
@@ -25,7 +27,7 @@ def _device_names(calls) -> set[str]:
             if arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.Name)}
 
 
-class _MixedAssigned(cst.CSTVisitor):
+class _MixedAssigned(Visitor):
     """``decoder_device = "cpu" if dali_cpu else "mixed"``: the "mixed" strings given to names,
     and those compared with them (``decoder_device == "mixed"``)."""
 
@@ -51,7 +53,7 @@ class _MixedAssigned(cst.CSTVisitor):
             self.compared.setdefault(name, []).append(mixed)
 
 
-class _MixedStrings(cst.CSTVisitor):
+class _MixedStrings(Visitor):
     def __init__(self) -> None:
         self.strings: list[cst.SimpleString] = []
 

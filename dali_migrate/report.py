@@ -176,9 +176,11 @@ def write_migration_report(results: list[FileResult], stream: TextIO, show_diff:
         for r in results:
             if r.diff:
                 stream.write(r.diff)
-    fixed = Counter(d.code for d in _all_diagnostics(results) if d.fix == "fixed")
-    todo = Counter(d.code for d in _all_diagnostics(results) if d.fix == "todo")
-    for d in _all_diagnostics(results):
+    # a file that could not be written (read-only, hard-linked) migrated nothing
+    landed = _all_diagnostics([r for r in results if not r.error])
+    fixed = Counter(d.code for d in landed if d.fix == "fixed")
+    todo = Counter(d.code for d in landed if d.fix == "todo")
+    for d in landed:
         if d.fix == "todo":
             console.print(f"[bold]{d.location}[/]: [yellow]TODO {d.code}[/] {_markup_escape(d.message)}")
     for r in results:

@@ -70,6 +70,20 @@ def _read(path: Path, name: str) -> bytes | FileResult:
         return FileResult(name, error=f"cannot read: {error.strerror or error}")
 
 
+def die_with_parent() -> None:
+    """Worker processes end when the run that started them is killed (Linux): otherwise they
+    outlive a ``kill -9`` of the parent and go on holding memory."""
+    import ctypes
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def _work_one(job: tuple[Work, bytes, str, Config]) -> FileResult:
     work, data, name, config = job
     return work(data, name, config)
@@ -91,7 +105,7 @@ class _Workers:
             # only where there is parallel work
             from concurrent.futures import ProcessPoolExecutor
 
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs)
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=die_with_parent)
         if self.pool is not None:
             self.futures += [(p, d, n, self.pool.submit(_work_one, (self.work, d, n, self.config)))
                              for p, d, n in self.waiting]

@@ -246,3 +246,44 @@ def test_syntax_errors_are_placed_where_cpython_places_them(tmp_path):
     path.write_text(source)
     result = CliRunner().invoke(main, ["check", "--no-cache", str(path)])
     assert result.exit_code == 2 and expected in result.output, (expected, result.output)
+
+
+def test_a_file_that_could_not_be_written_counts_no_migrated_site(tmp_path):
+    import os
+
+    path = tmp_path / "train.py"
+    shutil.copy(TRAIN, path)
+    os.link(path, tmp_path / "other_name.py")  # refused even for root, unlike a read-only file
+    result = CliRunner().invoke(main, ["migrate", str(path)])
+    assert "migrated 0 file(s); 0 pipeline(s) migrated, 0 kept; 0 site(s) migrated" in result.output
+
+
+def test_workers_end_when_the_run_is_killed(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    parent = ("import os, sys, time\nfrom concurrent.futures import ProcessPoolExecutor\n"
+              "from dali_migrate.runner import die_with_parent\n"
+              "pool = ProcessPoolExecutor(max_workers=1, initializer=die_with_parent)\n"
+              "print(pool.submit(os.getpid).result(), flush=True)\n"
+              "pool.submit(time.sleep, 60)\ntime.sleep(60)\n")
+    process = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
+    worker = int(process.stdout.readline())
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            return
+        try:
+            os.waitpid(worker, os.WNOHANG)  # reaped by init elsewhere; here it may be ours
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    os.kill(worker, signal.SIGKILL)
+    pytest.fail("the worker outlived its killed parent")

@@ -280,6 +280,8 @@ def pipeline_outcomes(migrated: _Migrated) -> list[tuple[str, list[str]]]:
 def _kept_by_noqa(original: Analysed, data: bytes, suppressions) -> dict[str, str]:
     """``# noqa: DM001`` (or a bare ``# noqa``) on a pipeline's decorator or ``def`` line keeps
     it, as ruff's fixes leave a suppressed violation alone."""
+    from .migrate.todo import KEPT
+
     graphs = [g for g in original.facts.graphs if g.kind == "decorator"]
     if not graphs or not suppressions.line_codes:
         return {}
@@ -289,7 +291,7 @@ def _kept_by_noqa(original: Analysed, data: bytes, suppressions) -> dict[str, st
     for graph in graphs:  # from the first decorator to the ``def`` line
         first, last = positions[graph.node.decorators[0]].start.line, positions[graph.node.name].start.line
         if suppressions.suppressed("DM001", first, last):
-            kept[graph.name] = "kept in pipeline mode: `# noqa` on its definition"
+            kept[graph.name] = f"{KEPT}: `# noqa` on its definition"
     return kept
 
 
@@ -335,7 +337,9 @@ def _blamed(problems, migrated: list[str], imported: set[str]) -> dict[str, str]
     for problem in problems:
         for name in (problem.origins & candidates) or candidates:
             blamed.setdefault(name, []).append(problem)
-    return {name: "kept in pipeline mode: after migration " + found[0].describe() for name, found in blamed.items()}
+    from .migrate.todo import KEPT
+
+    return {name: f"{KEPT}: after migration {found[0].describe()}" for name, found in blamed.items()}
 
 
 def _node_ids(node: cst.CSTNode) -> set[int]:

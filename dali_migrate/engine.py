@@ -215,9 +215,10 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
     whose normalized form cannot be migrated either is left as it was written.
     ``normalized_forms``: the normalized modules, analysed, of earlier tries on the same module
     (by the graphs skipped), reused: only what is kept changes between the audit's tries."""
-    normalized_forms = {} if normalized_forms is None else normalized_forms
     from .migrate import migrate_module
     from .migrate.normalize import normalize_with_graphs
+
+    normalized_forms = {} if normalized_forms is None else normalized_forms
 
     skip: set[int] = set()
     reasons: dict[int, list] = {}
@@ -332,13 +333,13 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
 def _blamed(problems, migrated: list[str], imported: set[str]) -> dict[str, str]:
     """Pipeline -> why it stays: those whose values or code each problem is in; every pipeline
     of the module when a problem names none of them."""
+    from .migrate.todo import KEPT
+
     candidates = set(migrated) | imported
     blamed: dict[str, list] = {}
     for problem in problems:
         for name in (problem.origins & candidates) or candidates:
             blamed.setdefault(name, []).append(problem)
-    from .migrate.todo import KEPT
-
     return {name: f"{KEPT}: after migration {found[0].describe()}" for name, found in blamed.items()}
 
 

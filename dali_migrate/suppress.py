@@ -40,7 +40,7 @@ def _matches(codes: frozenset[str], code: str) -> bool:
 def parse_suppressions(text: str) -> Suppressions:
     file_codes: set[str] = set()
     line_codes: dict[int, frozenset[str]] = {}
-    if "noqa" not in text.lower():  # ``# NOQA`` counts too, as in ruff
+    if "noqa" not in text.lower():  # upper case counts too, as in ruff
         return Suppressions(frozenset(), line_codes)
     for number, line in enumerate(text.splitlines(), start=1):
         if "noqa" not in line.lower():

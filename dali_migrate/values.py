@@ -401,8 +401,7 @@ class ValueModel(ast.NodeVisitor):
         return None
 
     def value_Subscript(self, node: ast.Subscript) -> Value | None:
-        index_value = self.value(node.slice)
-        del index_value
+        self.value(node.slice)  # for what the index itself does
         if isinstance(node.value, ast.Attribute) and node.value.attr in ("tensors", "slice"):
             owner = self.value(node.value.value)
             self._check_attribute(node.value, owner)

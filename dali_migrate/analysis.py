@@ -18,12 +18,13 @@ from .optable import Op, OpTable, load_op_table
 PIPELINE_DEF = "nvidia.dali.pipeline_def"
 PIPELINE_CLASS = "nvidia.dali.Pipeline"
 RUN_METHODS = frozenset({"run", "outputs", "share_outputs"})
-PLUMBING_METHODS = frozenset(
-    {"build", "run", "schedule_run", "outputs", "share_outputs", "release_outputs"}
-)
 # Built-ins that take any object and whose result does not depend on the TensorList API.
 SAFE_CONSUMERS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "next", "iter",
                             "list", "tuple", "enumerate", "zip", "hasattr"})
+# Pipeline methods that rules other than DM003 report (serialization, checkpoints, feeding,
+# reader metadata); DM003 reports every other method called on a pipeline.
+METHODS_OF_OTHER_RULES = frozenset({"serialize", "checkpoint", "feed_input", "iter_setup", "epoch_size",
+                                    "reader_meta"})
 TENSORLIST_METHODS = frozenset(
     {"at", "as_cpu", "as_array", "as_tensor", "as_reshaped_tensor", "shape", "layout",
      "is_dense_tensor"}
@@ -89,6 +90,9 @@ class ModuleFacts:
     escaping_outputs: list[Site] = field(default_factory=list)
     datanode_subscripts: list[Site] = field(default_factory=list)
     iterator_uses: list[Site] = field(default_factory=list)
+    iterator_subclasses: list[Site] = field(default_factory=list)  # ``class X(DALIGenericIterator)``
+    # functions that only receive outputs (``show_images(images)``): name -> output_helpers.OutputHelper
+    output_helpers: dict[str, object] = field(default_factory=dict)
 
     @property
     def uses_dali(self) -> bool:
@@ -155,6 +159,7 @@ class _FactCollector(Visitor):
         self.class_stack: list[bool] = []
         self.function_stack: list[str] = []
         self.statement_index = -1
+        self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
@@ -232,6 +237,10 @@ class _FactCollector(Visitor):
         if is_pipeline:
             self.facts.pipeline_classes.add(node.name.value)
             self.facts.pipeline_subclass_defs.append(Site(node, node.name.value))
+        for base in node.bases:
+            qualname = self.resolve(base.value)
+            if qualname is not None and qualname.startswith("nvidia.dali.plugin."):
+                self.facts.iterator_subclasses.append(Site(base.value, qualname, node.name.value))
         self.class_stack.append(is_pipeline)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
@@ -293,9 +302,8 @@ class _FactCollector(Visitor):
             self.facts.pipeline_vars.update(names)
             self.facts.pipeline_factory_calls.append(value)
             self.facts.pipeline_binding_targets.append(target)
-            factory = "Pipeline" if self.resolve(value.func) == PIPELINE_CLASS else dotted_name(value.func)
             for name in names:
-                self.facts.pipeline_var_factories.setdefault(name, set()).add(factory)
+                self.facts.pipeline_var_factories.setdefault(name, set()).add(self._factory_name(value))
         elif self._is_run_call(value):
             self._bind_outputs(target, value, unpacked=_unpacks(target))
         elif (
@@ -303,6 +311,13 @@ class _FactCollector(Visitor):
             and dotted_name(value.value) in self.facts.output_tuples
         ):
             self._bind_tensorlists(names, dotted_name(value.value))
+        elif dotted_name(value) in self.facts.output_tuples:  # ``images, labels = pipe_out``
+            if _unpacks(target):
+                self._bind_tensorlists(names, dotted_name(value))
+            else:
+                self.facts.output_tuples.update(names)
+                origin = self.facts.output_origin.get(dotted_name(value))
+                self.facts.output_origin.update((name, origin) for name in names)
         if self.graph is not None and self.is_datanode_expr(value):
             self.graph.datanodes.update(n for n in names if "." not in n)
 
@@ -337,6 +352,9 @@ class _FactCollector(Visitor):
         method = node.func.attr.value
         if receiver in self.facts.pipeline_vars:
             self.facts.pipeline_method_calls.append(Site(node, receiver, method))
+        elif isinstance(node.func.value, cst.Call) and self.is_pipeline_factory(node.func.value):
+            # ``train_pipe(...).serialize()``: a method of a pipeline never bound to a name
+            self.facts.pipeline_method_calls.append(Site(node, f"{dotted_name(node.func.value.func)}()", method))
         elif self._is_tensorlist(node.func.value) and method in TENSORLIST_METHODS:
             self._tensorlist_use(node, node.func.value, method)
 
@@ -345,25 +363,47 @@ class _FactCollector(Visitor):
         if self.graph is not None or callee in SAFE_CONSUMERS or _is_method_call(node, "append"):
             return
         for arg in node.args:
-            self._note_escape(arg.value, f"is passed to `{callee}`")
+            site = self._note_escape(arg.value, f"is passed to `{callee}`")
+            if site is not None and isinstance(node.func, cst.Name):
+                self.output_arguments.append((node, arg, site))
 
     def visit_Return(self, node: cst.Return) -> None:
         """``return pipe`` in a plain function makes that function a pipeline factory; returning
         an output hands a Batch to the caller."""
         returned = dotted_name(node.value) if node.value is not None else None
         if self.graph is None and self.function_stack and returned in self.facts.pipeline_vars:
-            self.facts.pipeline_helpers[self.function_stack[-1]] = returned
+            self.facts.pipeline_helpers[self._helper_name()] = returned
+            self.facts.pipeline_returns.append(node.value)
+        elif (self.graph is None and self.function_stack and isinstance(node.value, cst.Call)
+              and self.is_pipeline_factory(node.value)):
+            # ``return train_pipe(...)``: the result is held by a name of its own
+            held = f"{self._helper_name()}()"
+            self.facts.pipeline_var_factories.setdefault(held, set()).add(self._factory_name(node.value))
+            self.facts.pipeline_helpers[self._helper_name()] = held
             self.facts.pipeline_returns.append(node.value)
         elif self.graph is None and node.value is not None:
             self._note_escape(node.value, "is returned")
 
-    def _note_escape(self, value: cst.BaseExpression, how: str) -> None:
+    def _factory_name(self, call: cst.Call) -> str:
+        return "Pipeline" if self.resolve(call.func) == PIPELINE_CLASS else dotted_name(call.func)
+
+    def _helper_name(self) -> str:
+        """How callers spell the function being visited: ``self.make`` for a method."""
+        name = self.function_stack[-1]
+        return f"self.{name}" if self.class_stack and len(self.function_stack) == 1 else name
+
+    def _note_escape(self, value: cst.BaseExpression, how: str) -> Site | None:
         name = dotted_name(value)
         if name in self.facts.tensorlists or name in self.facts.output_tuples or self._is_tensorlist(value):
             origin = self.facts.output_origin.get(name) if name else None
             if origin is None and isinstance(value, cst.Subscript) and self._is_run_call(value.value):
                 origin = dotted_name(value.value.func.value)
-            self.facts.escaping_outputs.append(Site(value, name or "output", how, origin))
+            elif origin is None and isinstance(value, cst.Subscript):  # ``out[0]`` of ``out = pipe.run()``
+                origin = self.facts.output_origin.get(dotted_name(value.value))
+            site = Site(value, name or "output", how, origin)
+            self.facts.escaping_outputs.append(site)
+            return site
+        return None
 
     def _check_len(self, node: cst.Call) -> None:
         if dotted_name(node.func) == "len" and len(node.args) == 1:
@@ -429,4 +469,8 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
         for index, statement in enumerate(module.body):
             collector.statement_index = index
             statement.visit(collector)
+        if collector.output_arguments:
+            from .output_helpers import find_output_helpers
+
+            find_output_helpers(module, facts, collector.output_arguments)
     return facts

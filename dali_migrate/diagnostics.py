@@ -16,6 +16,11 @@ class Diagnostic:
     end_line: int = 0
     end_column: int = 0
     cell: int | None = None  # notebooks: the 1-based code cell number
+    # notebooks: the same place in the .ipynb file's JSON text, for SARIF and GitHub annotations
+    file_line: int = 0
+    file_column: int = 0
+    file_end_line: int = 0
+    file_end_column: int = 0
 
     @property
     def location(self) -> str:
@@ -37,3 +42,4 @@ class FileResult:
     imports_blocked: dict[str, str] = field(default_factory=dict)
     # migrate: each pipeline of the file with why it stays in pipeline mode (none: migrated)
     pipelines: list[tuple[str, list[str]]] = field(default_factory=list)
+    linked: bool = False  # check: its findings depend on modules it imports (not cached)

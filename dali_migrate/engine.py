@@ -16,6 +16,7 @@ from .analysis import ModuleFacts, collect_facts
 from .config import Config
 from .diagnostics import Diagnostic, FileResult
 from .imports import ImportTable
+from .links import Links
 from .positions import Positions, python_ast
 from .prefilter import WIDE_BOMS, might_use_dali
 from .rules import ALL_RULES, RULES_BY_CODE, Finding
@@ -146,15 +147,17 @@ def _analysed_or_error(data: bytes, config: Config, imported_pipelines: frozense
     return analysed
 
 
-def check_source(data: bytes, path: str, config: Config) -> FileResult:
-    result = FileResult(path)
-    if not might_use_dali(data):
+def check_source(data: bytes, path: str, config: Config, links: Links | None = None) -> FileResult:
+    """``links``: pipelines and generators this file imports from the project's modules."""
+    links = links or Links()
+    result = FileResult(path, linked=bool(links))
+    if not links and not might_use_dali(data):
         return result
     try:
-        analysed = analyse(parse(data), config)
+        analysed = analyse(parse(data), config, imported_pipelines=links.pipelines)
         if analysed.rule_errors:
             result.error = "; ".join(analysed.rule_errors)
-        diagnostics = _value_diagnostics(data, path, config)
+        diagnostics = _value_diagnostics(data, path, config, links.generators)
         if not analysed.findings and not diagnostics:
             return result
         positions = Positions(analysed.module, [f.node for f in analysed.findings], data, analysed.facts.top_level)
@@ -172,16 +175,18 @@ def check_source(data: bytes, path: str, config: Config) -> FileResult:
     return result
 
 
-def _value_diagnostics(data: bytes, path: str, config: Config) -> list[Diagnostic]:
-    """Dynamic-mode mistakes, from the ndd value model: only in code that uses ndd."""
+def _value_diagnostics(data: bytes, path: str, config: Config,
+                       imported_generators: frozenset[str] = frozenset()) -> list[Diagnostic]:
+    """Dynamic-mode mistakes, from the ndd value model: only in code that uses ndd, or that
+    imports generators from a module that does."""
     from .rules import VALUE_RULES
 
     rules = [rule for rule in VALUE_RULES if config.enabled(rule.code)]
-    if b"dynamic" not in data or not rules:
+    if (b"dynamic" not in data and not imported_generators) or not rules:
         return []
     from .values import build_model
 
-    model = build_model(python_ast(data))
+    model = build_model(python_ast(data), imported_generators)
     lines = data.splitlines()
     diagnostics = []
     for rule in rules:
@@ -459,23 +464,23 @@ def _wide_encoding(data: bytes, path: str) -> FileResult | None:
     return None
 
 
-def check_file(data: bytes, path: str, config: Config) -> FileResult:
+def check_file(data: bytes, path: str, config: Config, links: Links | None = None) -> FileResult:
     """``check_source`` for Python files and the code cells of notebooks."""
     if (wide := _wide_encoding(data, path)) is not None:
         return wide
     if not is_notebook(path):
-        return check_source(data, path, config)
+        return check_source(data, path, config, links)
     from .notebook import NotebookError, read_code_cells
 
-    result = FileResult(path)
-    if not might_use_dali(data):
+    result = FileResult(path, linked=bool(links))
+    if not links and not might_use_dali(data):
         return result
     try:
         cells = read_code_cells(data)
     except NotebookError as error:
         result.error = str(error)
         return result
-    inner = check_source(cells.source.encode("utf-8"), path, config)
+    inner = check_source(cells.source.encode("utf-8"), path, config, links)
     result.error = _cell_error(cells, inner.error)
     result.diagnostics = [cells.locate(d) for d in inner.diagnostics]
     return result

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import signal
 import subprocess
 import tempfile
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -88,20 +92,38 @@ def _in_skipped_dir(name: str) -> bool:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that a reader sees either the old or the new file.
+    """Replace ``path`` with ``data`` so that a reader sees either the old or the new file."""
+    land([stage(path, data)])
+
+
+@dataclass(frozen=True)
+class Staged:
+    """New content written next to its target, waiting to be renamed over it."""
+
+    temp: str
+    target: Path
+
+
+TEMP_SUFFIX = ".dali-migrate"
+
+
+def stage(path: Path, data: bytes) -> Staged:
+    """Write ``data`` to a temporary file beside ``path``, ready for :func:`land`.
 
     The temporary file lives in the same folder (``os.replace`` is atomic only within one file
     system) and takes the original's permission bits, owner and group (a run as root in a
     container must not hand a bind-mounted repository's files to root). Symbolic links are
     written through. A file with hard links is refused: replacing it would cut the links.
+    Temporary files that a killed run left beside ``path`` are removed first.
     """
     target = path.resolve()
     existing = target.stat() if target.exists() else None
     if existing is not None and existing.st_nlink > 1:
         raise HardLinked(f"it has {existing.st_nlink} hard links, which replacing it would break; "
                          "migrate a copy, or remove the other links")
+    _remove_strays(target)
     mode = existing.st_mode & 0o7777 if existing is not None else _default_mode()
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dali-migrate", dir=target.parent)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -110,13 +132,75 @@ def atomic_write(path: Path, data: bytes) -> None:
         if existing is not None and hasattr(os, "chown"):
             _keep_owner(temp_name, existing)
         os.chmod(temp_name, mode)
-        os.replace(temp_name, target)
     except BaseException:
+        discard([Staged(temp_name, target)])
+        raise
+    return Staged(temp_name, target)
+
+
+def land(staged: list[Staged]) -> None:
+    """Rename every staged file over its target. Ctrl-C and SIGTERM wait until all are renamed:
+    the files of one migration (a pipeline and the modules that import it) land together."""
+    with _signals_held():
+        for item in staged:
+            os.replace(item.temp, item.target)
+
+
+def discard(staged: list[Staged]) -> None:
+    for item in staged:
         try:
-            os.unlink(temp_name)
+            os.unlink(item.temp)
         except FileNotFoundError:
             pass
-        raise
+
+
+@contextmanager
+def _signals_held():
+    """Ctrl-C and SIGTERM are recorded, then delivered once the block is done (Python-level
+    handlers: a signal mask would not stop the signal going to another thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.getsignal(number) for number in held}
+    for number in held:
+        signal.signal(number, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        for number in caught:
+            signal.raise_signal(number)
+
+
+def _remove_strays(target: Path) -> None:
+    """``.<name>.<pid>.<random>.dali-migrate`` files whose run is gone (killed before it landed)."""
+    prefix = f".{target.name}."
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(TEMP_SUFFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            try:
+                os.unlink(target.parent / name)
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: not ours to judge
+    return True
 
 
 class HardLinked(OSError):

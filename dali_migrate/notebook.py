@@ -51,13 +51,53 @@ class CodeCells:
     first_lines: list[int] = field(default_factory=list)  # 1-based line of each cell in source
     magics: list[str] = field(default_factory=list)
 
+    _json_places: dict[tuple[int, int], tuple[int, int]] | None = None
+
     def locate(self, diagnostic: Diagnostic) -> Diagnostic:
-        """A diagnostic of the joined module, moved to its cell (1-based over all cells)."""
+        """A diagnostic of the joined module, moved to its cell (1-based over all cells), with
+        where it lies in the notebook's JSON text."""
         position = _cell_of(self.first_lines, diagnostic.line)
         first = self.first_lines[position]
-        end_line = diagnostic.end_line - first + 1 if diagnostic.end_line else 0
-        return replace(diagnostic, line=diagnostic.line - first + 1, end_line=max(end_line, 0),
-                       cell=self.cell_indexes[position] + 1)
+        line = diagnostic.line - first + 1
+        end_line = max(diagnostic.end_line - first + 1 if diagnostic.end_line else 0, 0)
+        index = self.cell_indexes[position]
+        file_line, file_column = self._in_file(index, line, diagnostic.column)
+        file_end_line, file_end_column = self._in_file(index, end_line or line, diagnostic.end_column
+                                                       or diagnostic.column)
+        return replace(diagnostic, line=line, end_line=end_line, cell=index + 1, file_line=file_line,
+                       file_column=file_column, file_end_line=file_end_line, file_end_column=file_end_column)
+
+    def _in_file(self, index: int, line: int, column: int) -> tuple[int, int]:
+        """(line, column) in the .ipynb text of ``column`` on ``line`` of cell ``index``."""
+        if self._json_places is None:
+            self._json_places = _json_places(self.notebook, self.layout, self.cell_indexes)
+        place = self._json_places.get((index, line)) or self._json_places.get((index, 1))
+        if place is None:
+            return 0, 0
+        file_line, start = place
+        lines = _cell_text(self.notebook["cells"][index]).splitlines()
+        before = lines[line - 1][:column - 1] if line <= len(lines) else ""
+        escaped = json.dumps(before, ensure_ascii=self.layout.ensure_ascii)[1:-1]  # as the JSON text spells it
+        return file_line, start + len(escaped) + 1
+
+
+def _json_places(notebook: dict, layout: Layout, indexes: list[int]) -> dict[tuple[int, int], tuple[int, int]]:
+    """(cell index, 1-based line of the cell) -> (1-based line, 0-based offset of the line's first
+    character) in the notebook's JSON text. Each source line is swapped for a marker string and the notebook
+    dumped with its own layout, which gives back the original text line for line."""
+    marked = json.loads(json.dumps(notebook))
+    for index in indexes:
+        cell = marked["cells"][index]
+        lines = _cell_text(cell).splitlines(keepends=True) or [""]
+        markers = [f"@@dali-migrate:{index}:{number}@@" for number in range(1, len(lines) + 1)]
+        cell["source"] = markers if isinstance(cell.get("source"), list) else "".join(markers)
+    places: dict[tuple[int, int], tuple[int, int]] = {}
+    text = layout.dump(marked).decode("utf-8")
+    for file_line, content in enumerate(text.splitlines(), start=1):
+        for match in re.finditer(r"@@dali-migrate:(\d+):(\d+)@@", content):
+            key = (int(match.group(1)), int(match.group(2)))
+            places.setdefault(key, (file_line, match.start()))
+    return places
 
 
 def _cell_of(first_lines: list[int], line: int) -> int:

@@ -30,8 +30,9 @@ def write_check_report(results: list[FileResult], fmt: str, stream: TextIO | Non
         stream.write(json.dumps(_json_report(results), indent=2) + "\n")
     elif fmt == "github":
         for d in diagnostics:
-            stream.write(f"::warning file={_gh_property(d.path)},line={d.line},col={d.column},"
-                         f"endLine={d.end_line},endColumn={d.end_column},title={d.code}::{_gh_escape(d.message)}\n")
+            line, column, end_line, end_column = _in_file(d)
+            stream.write(f"::warning file={_gh_property(d.path)},line={line},col={column},"
+                         f"endLine={end_line},endColumn={end_column},title={d.code}::{_gh_escape(d.message)}\n")
         for r in results:
             if r.error:
                 stream.write(f"::error file={_gh_property(r.path)}::{_gh_escape(r.error)}\n")
@@ -81,6 +82,13 @@ def _gh_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _in_file(d: Diagnostic) -> tuple[int, int, int, int]:
+    """Where an annotation points in the file itself: notebooks by their JSON text."""
+    if d.file_line:
+        return d.file_line, d.file_column, d.file_end_line, d.file_end_column
+    return d.line, d.column, d.end_line or d.line, d.end_column or d.column
+
+
 def _json_report(results: list[FileResult]) -> dict:
     return {
         "version": __version__,
@@ -101,6 +109,11 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/"), safe="/")
 
 
+def _region(d: Diagnostic) -> dict:
+    line, column, end_line, end_column = _in_file(d)
+    return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+
+
 def sarif_report(results: list[FileResult]) -> dict:
     from .rules import ALL_RULES
 
@@ -116,8 +129,7 @@ def sarif_report(results: list[FileResult]) -> dict:
          "message": {"text": d.message},
          "locations": [{"physicalLocation": {
              "artifactLocation": {"uri": _uri(d.path)},
-             "region": {"startLine": d.line, "startColumn": d.column,
-                        "endLine": d.end_line or d.line, "endColumn": d.end_column or d.column}}}]}
+             "region": _region(d)}}]}
         for d in _all_diagnostics(results)
     ]
     notifications = [
@@ -141,8 +153,9 @@ def _text_report(results: list[FileResult], stream: TextIO) -> None:
     diagnostics = _all_diagnostics(results)
     lines = []
     for d in diagnostics:
-        fix = " [fixable]" if d.fix in ("always", "sometimes") else ""
-        lines.append((f"{d.location}: ", ("red", d.code), f" {d.message}", ("dim", fix)))
+        # no per-finding "[fixable]": whether migrate fixes a finding depends on the whole
+        # pipeline (one blocker keeps it all), which only a migration finds out
+        lines.append((f"{d.location}: ", ("red", d.code), f" {d.message}"))
     for r in results:
         if r.error:
             lines.append((f"{r.path}: ", ("red", "error"), f" {r.error}"))
@@ -150,6 +163,9 @@ def _text_report(results: list[FileResult], stream: TextIO) -> None:
         files = sum(1 for r in results if r.diagnostics)
         lines.append((f"Found {len(diagnostics)} pipeline-mode use{'s' if len(diagnostics) != 1 else ''} "
                       f"in {files} file(s).",))
+        if any(d.fix in ("always", "sometimes") for d in diagnostics):
+            lines.append((("dim", "`dali-migrate --diff PATH` shows what migrate would fix; "
+                                  "what it cannot, it keeps with a TODO."),))
     if getattr(stream, "isatty", lambda: False)():
         console = _console(stream)
         for parts in lines:

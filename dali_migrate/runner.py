@@ -16,10 +16,11 @@ from typing import Callable, Iterable
 from .cache import CheckCache
 from .config import Config
 from .diagnostics import FileResult
-from .files import HardLinked, NotRegularFile, atomic_write, discover, read_regular
+from .files import HardLinked, NotRegularFile, Staged, discard, discover, land, read_regular, stage
 from .prefilter import might_use_dali
 
-Work = Callable[[bytes, str, Config], FileResult]
+Work = Callable[..., FileResult]  # (data, name, config[, links=...])
+Linker = Callable[[Path, bytes], object]  # what a file imports from the project (links.Links)
 # Below this many files to parse, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 8
 # Past this size a file is generated code, not a pipeline someone wrote; parsing it would hold
@@ -84,9 +85,13 @@ def die_with_parent() -> None:
             pass
 
 
-def _work_one(job: tuple[Work, bytes, str, Config]) -> FileResult:
-    work, data, name, config = job
-    return work(data, name, config)
+def _work_one(job: tuple[Work, bytes, str, Config, object]) -> FileResult:
+    work, data, name, config, links = job
+    return _call(work, data, name, config, links)
+
+
+def _call(work: Work, data: bytes, name: str, config: Config, links) -> FileResult:
+    return work(data, name, config, links=links) if links else work(data, name, config)
 
 
 class _Workers:
@@ -96,26 +101,26 @@ class _Workers:
     def __init__(self, work: Work, config: Config, jobs: int) -> None:
         self.work, self.config, self.jobs = work, config, jobs
         self.pool = None
-        self.waiting: list[tuple[int, bytes, str]] = []
+        self.waiting: list[tuple[int, bytes, str, object]] = []
         self.futures: list[tuple[int, bytes, str, object]] = []
 
-    def submit(self, position: int, data: bytes, name: str) -> None:
-        self.waiting.append((position, data, name))
+    def submit(self, position: int, data: bytes, name: str, links=None) -> None:
+        self.waiting.append((position, data, name, links))
         if self.pool is None and self.jobs > 1 and len(self.waiting) >= PARALLEL_THRESHOLD:
             # only where there is parallel work
             from concurrent.futures import ProcessPoolExecutor
 
             self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=die_with_parent)
         if self.pool is not None:
-            self.futures += [(p, d, n, self.pool.submit(_work_one, (self.work, d, n, self.config)))
-                             for p, d, n in self.waiting]
+            self.futures += [(p, d, n, self.pool.submit(_work_one, (self.work, d, n, self.config, links)))
+                             for p, d, n, links in self.waiting]
             self.waiting = []
 
     def results(self):
         """(position, data, result) in the order the files were submitted."""
         if self.pool is None:
-            for position, data, name in self.waiting:
-                yield position, data, self.work(data, name, self.config)
+            for position, data, name, links in self.waiting:
+                yield position, data, _call(self.work, data, name, self.config, links)
             return
         with self.pool:
             for position, data, name, future in self.futures:
@@ -129,7 +134,10 @@ class _Workers:
 
 
 def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptions = RunOptions(),
-            cache: CheckCache | None = None) -> list[FileResult]:
+            cache: CheckCache | None = None, linker: Linker | None = None) -> list[FileResult]:
+    """``linker``: what each file imports from the project; a file that imports a pipeline is
+    worked on even when it never spells "dali", and never from the cache (its findings depend on
+    another file)."""
     files = _files(paths, config, options.shard)
     if options.on_start:
         options.on_start(len(files))
@@ -138,22 +146,23 @@ def process(paths: Iterable[Path], config: Config, work: Work, options: RunOptio
     for position, path in enumerate(files):
         name = _display(path)
         data = _read(path, name)
+        links = linker(path, data) if linker is not None and not isinstance(data, FileResult) else None
         if isinstance(data, FileResult):
             results[position] = data
-        elif not might_use_dali(data):
+        elif not links and not might_use_dali(data):
             results[position] = FileResult(name)
         elif len(data) > MAX_FILE_BYTES:
             results[position] = FileResult(name, error=f"too large to work on ({len(data) / 2**20:.1f} MiB; "
                                                         f"the limit is {MAX_FILE_BYTES // 2**20} MiB)")
-        elif cache is not None and (hit := cache.get(data, name)) is not None:
+        elif not links and cache is not None and (hit := cache.get(data, name)) is not None:
             results[position] = hit
         else:
-            workers.submit(position, data, name)
+            workers.submit(position, data, name, links)
             continue
         _done(options)
     for position, data, result in workers.results():
         results[position] = result
-        if cache is not None:
+        if cache is not None and not result.linked:
             cache.put(data, result)
         _done(options)
     return [results[position] for position in range(len(files))]
@@ -164,11 +173,11 @@ def _done(options: RunOptions) -> None:
         options.on_file()
 
 
-def check_file(data: bytes, path: str, config: Config) -> FileResult:
+def check_file(data: bytes, path: str, config: Config, links=None) -> FileResult:
     # LibCST is imported only when a file needs a parse
     from .engine import check_file as check
 
-    return check(data, path, config)
+    return check(data, path, config, links)
 
 
 def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None,
@@ -185,7 +194,10 @@ def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOp
 
         sys.stderr.write(f"dali-migrate: cache not used: {cache.refused}\n")
         cache = None
-    results = process(paths, config, check_file, options, cache)
+    paths = list(paths)
+    from .links import ProjectLinks
+
+    results = process(paths, config, check_file, options, cache, ProjectLinks(_project_root(paths, config)).links)
     if cache is not None:
         cache.save()
     return results
@@ -217,13 +229,14 @@ class _ImportIndex:
 
 
 def _migrate_across_files(results: list[FileResult], run_files: list[Path], project_files: list[Path],
-                          config: Config, root: Path | None) -> None:
+                          config: Config, root: Path | None) -> list[set[int]]:
     """A pipeline used from other files is migrated with them when they are all in the run and
-    their uses can be migrated; otherwise it stays in pipeline mode (see crossmodule.py)."""
+    their uses can be migrated; otherwise it stays in pipeline mode (see crossmodule.py).
+    Returns the units: positions of files that must be written together."""
     exporting = [(position, path, result) for position, (path, result) in enumerate(zip(run_files, results))
                  if result.changed and result.exported and path.suffix != ".ipynb"]
     if not exporting:
-        return
+        return []
     from . import crossmodule  # LibCST: not for runs that meet no DALI file
 
     index = _ImportIndex({name for _, _, result in exporting for name in result.exported}, project_files)
@@ -245,6 +258,8 @@ def _migrate_across_files(results: list[FileResult], run_files: list[Path], proj
         position = in_run[importer.resolve()]
         if position not in kept_positions:
             results[position] = migrate_file(read_regular(importer), results[position].path, config, None, plans)
+    return [{e.position, *(in_run[u.resolve()] for users in e.users.values() for u in users if u.resolve() in in_run)}
+            for e in exporters]
 
 
 def _exporter(position: int, path: Path, result: FileResult, index: _ImportIndex, in_run: dict[Path, int],
@@ -307,14 +322,13 @@ def run_migrate(paths: Iterable[Path], config: Config, write: bool,
                 options: RunOptions = RunOptions()) -> list[FileResult]:
     paths = list(paths)
     results = process(paths, config, migrate_file, options)
+    units: list[set[int]] = []
     if any(r.exported for r in results):
         run_files = _files(paths, config, options.shard)
         root = _project_root(paths, config)
-        _migrate_across_files(results, run_files, _project_files(root, config, run_files), config, root)
+        units = _migrate_across_files(results, run_files, _project_files(root, config, run_files), config, root)
     if write:
-        for result in results:
-            if result.changed and result.error is None:
-                _write(result)
+        _write_all(results, units)
     return results
 
 
@@ -322,14 +336,57 @@ def is_writable(path: Path) -> bool:
     return os.access(path.resolve(), os.W_OK)
 
 
-def _write(result: FileResult) -> None:
+def _write_all(results: list[FileResult], units: list[set[int]]) -> None:
+    """Every file is written to a temporary file first; only then are they renamed, all of them
+    at once (an interruption before that leaves the repository as it was). A file that cannot be
+    written holds back the other files of its unit: a migrated pipeline without its migrated
+    importers would fail."""
+    staged: list[Staged] = []
+    try:
+        for unit in _whole_units(results, units):
+            _stage_unit([results[position] for position in unit], staged)
+        land(staged)
+    except BaseException:
+        discard(staged)
+        raise
+
+
+def _whole_units(results: list[FileResult], units: list[set[int]]) -> list[list[int]]:
+    """Overlapping units joined; every other changed file a unit of its own."""
+    joined: list[set[int]] = []
+    for unit in units:
+        overlapping = [u for u in joined if u & unit]
+        joined = [u for u in joined if not u & unit] + [set(unit).union(*overlapping)]
+    placed = set().union(*joined)
+    joined += [{position} for position in range(len(results)) if position not in placed]
+    return [sorted(p for p in unit if results[p].changed and results[p].error is None) for unit in joined]
+
+
+def _stage_unit(unit: list[FileResult], staged: list[Staged]) -> None:
+    """Stages every file of ``unit`` onto ``staged``, or none of them."""
+    first = len(staged)
+    for result in unit:
+        failure = _stage(result, staged)
+        if failure is None:
+            continue
+        discard(staged[first:])
+        del staged[first:]
+        result.error, result.changed = failure, False
+        for other in unit:
+            if other is not result and other.changed:
+                other.error, other.changed = (f"not written: {result.path} is part of the same migration and "
+                                              f"could not be written ({failure})"), False
+        return
+
+
+def _stage(result: FileResult, staged: list[Staged]) -> str | None:
     path = Path(result.path)
     if not is_writable(path):
-        result.error, result.changed = "read-only file", False
-        return
+        return "read-only file"
     try:
-        atomic_write(path, result.new_source)
+        staged.append(stage(path, result.new_source))
     except HardLinked as error:
-        result.error, result.changed = f"not written: {error}", False
+        return f"not written: {error}"
     except OSError as error:
-        result.error, result.changed = f"cannot write: {error.strerror or error}", False
+        return f"cannot write: {error.strerror or error}"
+    return None

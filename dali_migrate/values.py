@@ -111,8 +111,10 @@ def _element(value: Value | None) -> Value | None:
 class ValueModel(ast.NodeVisitor):
     """Walks a module once per round; rules read ``problems`` and ``values``."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, imported_generators: frozenset[str] = frozenset()) -> None:
         self.tree = tree
+        # how this module spells generator functions that other modules of the project define
+        self.imported_generators = imported_generators
         self.imports = imports_of(tree)
         self.functions: dict[str, FunctionSummary] = {}
         self.attributes: dict[str, Value] = {}  # "self.x" and "module.x" bindings, by spelling
@@ -427,6 +429,9 @@ class ValueModel(ast.NodeVisitor):
     def value_Call(self, node: ast.Call) -> Value | None:
         arguments = [self.value(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
         keywords = {k.arg: self.value(k.value) for k in node.keywords}
+        spelled = _dotted(node.func)
+        if spelled in self.imported_generators and spelled.partition(".")[0] not in self.env:
+            return Value(GENERATOR, frozenset({spelled}))
         qualname = self.qualname(node.func)
         if qualname is not None:
             return self._library_call(node, qualname, arguments, keywords)
@@ -552,5 +557,12 @@ def _own_yields(statements: list[ast.stmt]) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def build_model(tree: ast.Module) -> ValueModel:
-    return ValueModel(tree).build()
+def build_model(tree: ast.Module, imported_generators: frozenset[str] = frozenset()) -> ValueModel:
+    return ValueModel(tree, imported_generators).build()
+
+
+def generator_functions(model: ValueModel) -> list[str]:
+    """Top-level functions that yield ndd values: what importers must not use as pipelines."""
+    top_level = {s.name for s in model.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return sorted(name for name, summary in model.functions.items()
+                  if name in top_level and summary.yields is not None)

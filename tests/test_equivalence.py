@@ -29,6 +29,8 @@ RUNNABLE = {
     "external_iterator": {},
     "graph_helpers": {},
     "trust_imports": {},
+    "display_helpers": {},
+    "trust_methods": {"root": str(FIXTURES / "data" / "images")},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training"}

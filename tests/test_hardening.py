@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -287,3 +288,203 @@ def test_workers_end_when_the_run_is_killed(tmp_path):
         time.sleep(0.1)
     os.kill(worker, signal.SIGKILL)
     pytest.fail("the worker outlived its killed parent")
+
+
+# -- item 2: the files of one migration land together -------------------------------------------
+
+def _unit(tmp_path):
+    from test_cross_module import FROM_IMPORT, _project
+
+    root = _project(tmp_path, FROM_IMPORT)
+    return root, root / "pkg" / "pipelines.py", root / "train.py"
+
+
+def test_a_file_that_cannot_be_written_holds_back_its_unit(tmp_path, monkeypatch):
+    import dali_migrate.runner as runner
+    from dali_migrate.config import Config
+    from dali_migrate.runner import run_migrate
+
+    root, pipelines, train = _unit(tmp_path)
+    before = pipelines.read_bytes(), train.read_bytes()
+    monkeypatch.setattr(runner, "is_writable", lambda path: path.name != "train.py")  # root writes anything
+    results = {Path(r.path).resolve(): r for r in run_migrate([root], Config(), write=True)}
+    assert (pipelines.read_bytes(), train.read_bytes()) == before
+    assert results[train.resolve()].error == "read-only file"
+    assert "is part of the same migration and could not be written" in results[pipelines.resolve()].error
+    assert not results[pipelines.resolve()].changed
+
+
+def test_an_interruption_before_landing_writes_nothing(tmp_path, monkeypatch):
+    import dali_migrate.files as files
+    from dali_migrate.config import Config
+    from dali_migrate.runner import run_migrate
+
+    root, pipelines, train = _unit(tmp_path)
+    before = pipelines.read_bytes(), train.read_bytes()
+    real_stage, calls = files.stage, []
+
+    def stage_then_interrupt(path, data):
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_stage(path, data)
+
+    monkeypatch.setattr("dali_migrate.runner.stage", stage_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_migrate([root], Config(), write=True)
+    assert (pipelines.read_bytes(), train.read_bytes()) == before
+    assert not [p for p in root.rglob("*.dali-migrate")]
+
+
+def test_ctrl_c_while_landing_waits_until_every_file_is_renamed(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    import dali_migrate.files as files
+    from dali_migrate.config import Config
+    from dali_migrate.runner import run_migrate
+
+    root, pipelines, train = _unit(tmp_path)
+    before = pipelines.read_bytes(), train.read_bytes()
+    real_replace = os.replace
+
+    def replace_and_interrupt(source, target):
+        os.kill(os.getpid(), signal.SIGINT)  # held until the renames are done
+        real_replace(source, target)
+
+    monkeypatch.setattr(files.os, "replace", replace_and_interrupt)
+    with pytest.raises((KeyboardInterrupt, SystemExit)):  # SystemExit(130) once the CLI's handler is set
+        run_migrate([root], Config(), write=True)
+    assert pipelines.read_bytes() != before[0] and train.read_bytes() != before[1]
+    assert b"next(pipe)" in train.read_bytes()
+
+
+def test_temporary_files_of_a_killed_run_are_removed(tmp_path):
+    from dali_migrate.config import Config
+    from dali_migrate.runner import run_migrate
+
+    root, pipelines, train = _unit(tmp_path)
+    dead = 2**22 + 12345  # above Linux's pid_max default
+    stray = train.parent / f".train.py.{dead}.abc123.dali-migrate"
+    stray.write_text("half a file")
+    live = train.parent / f".train.py.{os_getpid()}.abc123.dali-migrate"
+    live.write_text("a run in progress")
+    run_migrate([root], Config(), write=True)
+    assert not stray.exists() and live.exists()
+
+
+def os_getpid() -> int:
+    import os
+
+    return os.getppid()  # alive, and not this process
+
+
+# -- items 2 and 13: check follows the project's imports ----------------------------------------
+
+LOADERS = '''from nvidia.dali import fn, pipeline_def
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def train_pipe(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return labels
+'''
+MIGRATED_LOADERS = '''import nvidia.dali.experimental.dynamic as ndd
+
+
+def train_pipe(root, *, batch_size=2):
+    reader = ndd.readers.File(file_root=root)
+    while True:
+        for jpegs, labels in reader.next_epoch(batch_size=batch_size):
+            yield (labels,)
+'''
+IMPORTER = '''from pkg.loaders import train_pipe as make
+
+pipe = make("images")
+pipe.build()
+labels, = pipe.run()
+print(labels.at(0))
+'''
+
+
+def _importer_project(tmp_path, loaders: str, importer: str = IMPORTER):
+    (tmp_path / "pyproject.toml").write_text("[tool.dali-migrate]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "loaders.py").write_text(loaders)
+    (tmp_path / "train.py").write_text(importer)
+    return tmp_path / "train.py"
+
+
+def test_check_flags_pipeline_api_in_a_file_that_never_spells_dali(tmp_path):
+    train = _importer_project(tmp_path, LOADERS)
+    result = CliRunner().invoke(main, ["check", str(train)])
+    assert result.exit_code == 1, result.output
+    assert "train.py:4:1: DM003" in result.output and "train.py:5:11: DM003" in result.output
+    assert "train.py:6:7: DM007" in result.output
+
+
+@pytest.mark.parametrize("importer", [IMPORTER, IMPORTER.replace("from pkg.loaders import train_pipe as make",
+                                                                  "from pkg import loaders").replace(
+                                                                      "make(", "loaders.train_pipe(")],
+                         ids=["from-import", "module-from-package"])
+def test_check_flags_a_caller_that_uses_a_migrated_generator_as_a_pipeline(tmp_path, importer):
+    train = _importer_project(tmp_path, MIGRATED_LOADERS, importer)
+    result = CliRunner().invoke(main, ["check", str(train)])
+    assert result.exit_code == 1, result.output
+    assert "train.py:4:1: DM021" in result.output and "`.build`" in result.output
+    assert "train.py:5:11: DM021" in result.output
+
+
+def test_findings_that_depend_on_another_file_are_not_cached(tmp_path, monkeypatch):
+    monkeypatch.delenv("DALI_MIGRATE_CACHE_DIR")
+    train = _importer_project(tmp_path, LOADERS)
+    assert CliRunner().invoke(main, ["check", str(train)]).exit_code == 1
+    (tmp_path / "pkg" / "loaders.py").write_text("def train_pipe(root):\n    return [root]\n")
+    result = CliRunner().invoke(main, ["check", str(train)])
+    assert result.exit_code == 0, result.output
+
+
+def test_an_unrelated_import_does_not_make_a_file_dali(tmp_path):
+    train = _importer_project(tmp_path, LOADERS, "from pkg.loaders import os_path\nimport json\nprint(1)\n")
+    assert CliRunner().invoke(main, ["check", str(train)]).exit_code == 0
+
+
+# -- item 8: notebook findings point into the .ipynb text ----------------------------------------
+
+@pytest.mark.parametrize("fmt", ["sarif", "github"])
+def test_notebook_findings_point_at_the_line_of_the_ipynb_file(tmp_path, fmt):
+    import re
+
+    notebook = FIXTURES / "migrate" / "explore_notebook.input.ipynb"
+    cells = json.loads(notebook.read_text())["cells"]
+    result = CliRunner().invoke(main, ["check", "--format", fmt, str(notebook)])
+    text_lines = notebook.read_text().splitlines()
+    if fmt == "sarif":
+        regions = [r["locations"][0]["physicalLocation"]["region"]
+                   for r in json.loads(result.output)["runs"][0]["results"]]
+        places = [(r["startLine"], r["startColumn"]) for r in regions]
+    else:
+        places = [(int(m.group(1)), int(m.group(2))) for m in re.finditer(r",line=(\d+),col=(\d+),", result.output)]
+    checked = CliRunner().invoke(main, ["check", "--format", "json", str(notebook)])
+    findings = json.loads(checked.output)["diagnostics"]
+    assert len(places) == len(findings) > 5
+    for (line, column), finding in zip(places, findings):
+        source_line = "".join(cells[finding["cell"] - 1]["source"]).splitlines()[finding["line"] - 1]
+        expected = json.dumps(source_line[finding["column"] - 1:])[1:-1]
+        assert text_lines[line - 1][column - 1:].startswith(expected[:12]), (finding, text_lines[line - 1])
+
+
+# -- item 14: no [fixable] on findings that migrate keeps ---------------------------------------
+
+def test_check_does_not_promise_a_fix_that_migrate_will_not_make(tmp_path):
+    kept = tmp_path / "kept.py"
+    kept.write_text("from nvidia.dali import fn, pipeline_def\n\n\n"
+                    "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\n"
+                    "def pipe():\n    data = fn.external_source(source=[1], batch=False)\n    return data\n\n\n"
+                    "p = pipe()\np.build()\nprint(p.serialize())\n")
+    migrated = CliRunner().invoke(main, ["--diff", str(kept)])
+    assert "TODO(dali-migrate)" in migrated.output  # migrate keeps this pipeline
+    checked = CliRunner().invoke(main, ["check", str(kept)])
+    assert "DM001" in checked.output and "[fixable]" not in checked.output
+    assert "--diff PATH` shows what migrate would fix" in checked.output

@@ -24,7 +24,7 @@ from .helpers import find_helpers, plan_helpers
 from .places import Places, node_ids
 from .plan import (
     PipelinePlan,
-    block_shared_variables,
+    block_mixed_output_helpers, block_shared_variables,
     find_stray_references,
     plan_decorated_pipeline,
     plan_imported_pipeline,
@@ -259,6 +259,7 @@ def _settle(plans: list[PipelinePlan], facts: ModuleFacts, module: cst.Module) -
     while True:
         blocked = sum(not p.migratable for p in plans)
         block_shared_variables(plans, facts)
+        block_mixed_output_helpers(plans, facts)
         helpers = plan_helpers(own, uses)
         if sum(not p.migratable for p in plans) == blocked:
             return helpers
@@ -285,18 +286,28 @@ def _keep_in_pipeline_mode(plans: list[PipelinePlan], facts: ModuleFacts, keep: 
     """Pipelines named in ``keep`` (directly or through a helper that returns them) stay."""
     for plan in plans:
         reasons = [why for name, why in keep.items()
-                   if name == plan.graph.name or plan.graph.name in facts.graphs_of(facts.pipeline_helpers.get(name, ""))]
+                   if name == plan.graph.name or plan.graph.name in facts.graphs_of(facts.pipeline_helpers.get(name, ""))
+                   or plan.graph.name in _graphs_of_output_helper(facts, name)]
         if reasons:
             plan.block("DM001", plan.function, reasons[0])
 
 
+def _graphs_of_output_helper(facts: ModuleFacts, name: str) -> set[str]:
+    helper = facts.output_helpers.get(name)
+    return set().union(*(facts.graphs_of(var) for var in helper.origins)) if helper is not None else set()
+
+
 def _exported(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePlan]) -> list[str]:
-    """Top-level functions and helpers whose callers now get a generator, not a pipeline."""
+    """Top-level functions and helpers whose callers now get a generator, not a pipeline, and
+    functions now rewritten to take ndd Batches: callers in other files must not pass them
+    TensorLists."""
     top_level = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
     names = {p.graph.name for p in migrated} & top_level
     migrated_names = {p.graph.name for p in migrated}
     names |= {helper for helper, var in facts.pipeline_helpers.items()
               if helper in top_level and facts.graphs_of(var) and facts.graphs_of(var) <= migrated_names}
+    names |= {name for name in facts.output_helpers
+              if name in top_level and _graphs_of_output_helper(facts, name) & migrated_names}
     return sorted(names)
 
 

@@ -353,6 +353,21 @@ def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> Non
                     break
 
 
+def block_mixed_output_helpers(plans: list[PipelinePlan], facts: ModuleFacts) -> None:
+    """A function that takes outputs of several pipelines (``show_images``) is rewritten for
+    ndd Batches or not at all: when one of those pipelines stays, they all stay."""
+    for name, helper in facts.output_helpers.items():
+        graphs = set().union(*(facts.graphs_of(var) for var in helper.origins))
+        migratable = {p.graph.name for p in plans if p.migratable}
+        kept = graphs - migratable
+        if not kept:
+            continue
+        held = "a `Pipeline` object" if sorted(kept)[0] == "Pipeline" else f"`{sorted(kept)[0]}`"
+        for plan in plans:
+            if plan.migratable and plan.graph.name in graphs:
+                plan.block("DM007", plan.function, f"`{name}` also takes outputs of {held}, which is not migrated")
+
+
 def _is_pipeline_kwarg(plan: PipelinePlan, arg: cst.Arg) -> bool:
     params = {p.name.value for p in all_params(plan.function.params)}
     return arg.keyword.value not in params

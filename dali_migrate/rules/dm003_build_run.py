@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..analysis import PLUMBING_METHODS, ModuleFacts
+from ..analysis import METHODS_OF_OTHER_RULES, ModuleFacts
 from .base import Finding, Rule
 
 
 class BuildRunPlumbing(Rule):
     """
     ## What it does
-    Flags `build()`, `run()`, `schedule_run()`, `outputs()`, `share_outputs()` and
-    `release_outputs()` called on a pipeline object.
+    Flags `build()`, `run()`, `schedule_run()`, `outputs()`, `share_outputs()`,
+    `release_outputs()`, `reset()` and every other pipeline method that no other rule covers,
+    called on a pipeline object: bound to a name or attribute (`self.pipe.reset()`), returned by
+    a factory or method (`p = self.make(); p.build()`), or never bound (`train_pipe().build()`).
 
     ## Why
     A dynamic-mode pipeline needs no build step, and its data comes from iterating, not from
@@ -36,7 +38,7 @@ class BuildRunPlumbing(Rule):
     ## Fix safety
     `build()` is removed and `run()`/`outputs()`/`share_outputs()` become `next(pipe)` when the
     pipeline itself is migrated. `schedule_run()` and `release_outputs()` (manual prefetch
-    control) are marked with a TODO.
+    control), `reset()` and other methods keep the pipeline in pipeline mode, with a TODO.
     """
 
     code = "DM003"
@@ -45,5 +47,6 @@ class BuildRunPlumbing(Rule):
     fix = "sometimes"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
-        for site in facts.pipeline_method_sites(PLUMBING_METHODS):
-            yield self.finding(site.node, f"`{site.name}.{site.detail}()`")
+        for site in facts.pipeline_method_calls:
+            if site.detail not in METHODS_OF_OTHER_RULES:
+                yield self.finding(site.node, f"`{site.name}.{site.detail}()`")

@@ -75,3 +75,6 @@ class FrameworkIterator(Rule):
         for site in facts.iterator_uses:
             guidance = GUIDANCE.get(plugin_name(site.name), "iterate the migrated pipeline")
             yield self.finding(site.node, f"`{site.name.rsplit('.', 1)[-1]}`: {guidance}")
+        for site in facts.iterator_subclasses:
+            yield self.finding(site.node, f"`{site.detail}` subclasses `{site.name.rsplit('.', 1)[-1]}`, which "
+                                          "needs a DALI pipeline; rewrite it over the migrated generator by hand")

@@ -143,7 +143,7 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
             add(name, "pipeline", name, first_call(name), harness_args=True)
     for helper, variable in facts.pipeline_helpers.items():
         graph_names = facts.graphs_of(variable)
-        if len(graph_names) == 1:
+        if len(graph_names) == 1 and "." not in helper:  # methods (``self.make``) need an object
             add(helper, "helper", graph_names.pop(), first_call(helper), harness_args=False)
     for graph in synthesized.values():
         if graph.module_level:

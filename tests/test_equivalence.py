@@ -30,6 +30,7 @@ RUNNABLE = {
     "graph_helpers": {},
     "trust_imports": {},
     "display_helpers": {},
+    "graph_setup": {},
     "trust_methods": {"root": str(FIXTURES / "data" / "images")},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
@@ -43,7 +44,10 @@ def _fixture(stem: str, kind: str):
 # object itself, whose repr names its type (TensorCPU before, Tensor after).
 # Programs whose pipelines the audit keeps (wholly or in part): they must still run as before.
 KEPT_BY_THE_AUDIT = {"trust_outputs", "trust_graphs"}
-SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"} | KEPT_BY_THE_AUDIT)
+# Programs compared as whole programs only: their seed is computed at the call (`seed=12 +
+# device_id`), which the harness cannot set on the original class to align the RNG streams.
+PROGRAM_ONLY = {"legacy_nvidia_style"}
+SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"} | KEPT_BY_THE_AUDIT | PROGRAM_ONLY)
 
 
 @pytest.mark.parametrize("stem", sorted(RUNNABLE))

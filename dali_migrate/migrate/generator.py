@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..imports import dotted_name
+from ..visitors import Visitor
 from . import checkpointing
 from . import external_source as sources
 from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
+from .names import scope_names, target_names
 from .plan import PipelinePlan, reader_needs_pipeline_seed
 
 
@@ -137,11 +139,10 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         setup.append(statement(f"{names.iteration} = 0"))
     targets = []
     reader_names = [names.reader, *names.more_readers]
-    lines = {index: body[index - offset] for index in plan.reader_statement_indices}
-    for index in sorted(plan.reader_statement_indices, reverse=True):  # later ones first: indices hold
-        body.pop(index - offset)
+    readers_at: dict[int, cst.BaseStatement] = {}  # body position -> the reader's constructor
     for reader, index, name in zip(plan.readers, plan.reader_statement_indices, reader_names):
-        assign = lines[index].body[0]
+        line = body[index - offset]
+        assign = line.body[0]
         targets.append(assign.targets[0].target)
         constructor = reader_constructor(reader, names.ndd, optable, assign.value)
         if reader_needs_pipeline_seed(reader.node) and "seed" in plan.params:
@@ -151,10 +152,17 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         # `images, labels = fn.readers.file(` is now `reader = ndd.readers.File(`
         moved = bracket_moved([assign.targets[0].target, assign.value.func], [cst.Name(name), constructor.func])
         constructor = realigned(constructor, moved)
-        setup.append(lines[index].with_changes(body=[cst.Assign(
-            targets=[cst.AssignTarget(cst.Name(name))], value=constructor)]))
+        readers_at[index - offset] = line.with_changes(body=[cst.Assign(
+            targets=[cst.AssignTarget(cst.Name(name))], value=constructor)])
     replacements = replacements or {}
-    body = [new for statement in body for new in replacements.get(id(statement), [statement])]
+    rest = [(position, s) for position, s in enumerate(body) if position not in readers_at]
+    stays = {k for k, (position, s) in enumerate(rest)
+             if id(s) in replacements or position in {src.statement_index - offset for src in plan.sources}}
+    once = _runs_once([s for _, s in rest], stays, names.ndd,
+                      {n.value for t in targets for n in target_names(t)})
+    before_loop = sorted([*readers_at.items(), *(rest[k] for k in once)], key=lambda item: item[0])
+    setup += [s for _, s in before_loop]
+    body = [new for k, (_, s) in enumerate(rest) if k not in once for new in replacements.get(id(s), [s])]
     if plan.checkpointing:
         rngs = ([names.rng] if any(id(c.node) not in names.op_rngs for c in plan.random_calls) else [])
         setup += checkpointing.generator_registrations(reader_names[: len(targets)], [*rngs, *names.op_rngs.values()])
@@ -233,3 +241,57 @@ def _without_pipeline_decorator(plan: PipelinePlan, updated: cst.FunctionDef) ->
 def _trailing_comment(decorator: cst.Decorator) -> list[cst.EmptyLine]:
     comment = decorator.trailing_whitespace.comment
     return [cst.EmptyLine(indent=True, comment=comment)] if comment is not None else []
+
+
+def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bound: set[str]) -> set[int]:
+    """Indices of ``body`` statements that ran once in pipeline mode (when the graph was defined)
+    and must run once in the generator, before its loop: they call no operator and read no data,
+    and moving them changes no value a statement left in the loop reads. ``fixed``: indices that
+    stay in the loop; ``loop_bound``: names the loop itself binds (the readers' outputs)."""
+    names = [scope_names([s]) for s in body]
+    once = {i for i, s in enumerate(body) if i not in fixed and _plain_python(s, ndd)}
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(once):
+            earlier = [names[j] for j in range(i) if j not in once]
+            bound_before = loop_bound.union(*(n.bound for n in earlier))
+            loaded_before = set().union(*(n.loaded for n in earlier))
+            bound_in_loop = loop_bound.union(*(names[j].bound for j in range(len(body)) if j not in once))
+            if (names[i].loaded & bound_before or names[i].bound & loaded_before
+                    or names[i].bound & bound_in_loop):
+                once.discard(i)
+                changed = True
+    return once
+
+
+def _plain_python(statement: cst.BaseStatement, ndd: str) -> bool:
+    """No operator call, no ``yield``/``return``/``global``: Python that only builds the graph."""
+    finder = _GraphWork(ndd)
+    statement.visit(finder)
+    return not finder.found
+
+
+class _GraphWork(Visitor):
+    def __init__(self, ndd: str) -> None:
+        self.ndd = ndd
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted_name(node.func) or ""
+        self.found |= name == self.ndd or name.startswith(f"{self.ndd}.")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found |= node.attr.value in ("slice", "tensors", "select", "cpu", "gpu", "evaluate")
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found = True

@@ -145,8 +145,15 @@ class GraphOpRewriter(Transformer):
 def _gpu_instead_of_mixed(arg: cst.Arg) -> cst.Arg:
     if not is_mixed_device(arg):
         return arg
-    quote = arg.value.quote
-    return arg.with_changes(value=cst.SimpleString(f"{quote}gpu{quote}"))
+    return arg.with_changes(value=_gpu_leaves(arg.value))
+
+
+def _gpu_leaves(value: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(value, cst.SimpleString):
+        return value.with_changes(value=f"{value.quote}gpu{value.quote}") if value.evaluated_value == "mixed" else value
+    if isinstance(value, cst.IfExp):
+        return value.with_changes(body=_gpu_leaves(value.body), orelse=_gpu_leaves(value.orelse))
+    return value
 
 
 class _ShiftContinuationLines(Transformer):

@@ -27,7 +27,7 @@ that cannot be placed) leaves the class as it is, with the reason in a TODO.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -55,6 +55,9 @@ class Subclass:
     define_graph: cst.FunctionDef
     function: cst.FunctionDef  # the decorated function that replaces the class
     call_params: list[str]  # __init__'s parameters after self, in order, for calls
+    # pipeline arguments computed from __init__'s (``seed=12 + device_id``): each call passes them
+    computed: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)  # __init__'s defaults
 
 
 def is_pipeline_subclass(node: cst.ClassDef, imports: ImportTable) -> bool:
@@ -87,14 +90,15 @@ def _is_super_init(call: cst.BaseExpression) -> bool:
     return isinstance(owner, cst.Call) and dotted_name(owner.func) == "super"
 
 
-def _pipeline_arguments(call: cst.Call, params: dict[str, cst.Param]) -> tuple[dict, set[str]]:
-    """(decorator keyword -> expression, parameters of __init__ passed straight through)."""
+def _pipeline_arguments(call: cst.Call, params: dict[str, cst.Param]) -> tuple[dict, set[str], dict]:
+    """(decorator keyword -> expression, parameters of __init__ passed straight through,
+    pipeline arguments computed from parameters: each call of the class computes them)."""
     positional = [a for a in call.args if a.keyword is None]
     if any(a.star for a in call.args) or len(positional) > len(PIPELINE_POSITIONAL):
         raise NotConvertible("pass the pipeline's arguments to `super().__init__` by keyword")
     named = list(zip(PIPELINE_POSITIONAL, [a.value for a in positional]))
     named += [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
-    decorator, passed = {}, set()
+    decorator, passed, computed = {}, set(), {}
     for name, value in named:
         if isinstance(value, cst.Name) and value.value in params:
             if value.value != name:
@@ -103,10 +107,10 @@ def _pipeline_arguments(call: cst.Call, params: dict[str, cst.Param]) -> tuple[d
             if params[name].default is not None:
                 decorator[name] = params[name].default
         elif _names_in(value) & set(params):
-            raise NotConvertible(f"the pipeline's `{name}` is computed from `__init__`'s arguments")
+            computed[name] = value
         else:
             decorator[name] = value
-    return decorator, passed
+    return decorator, passed, computed
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:
@@ -120,6 +124,8 @@ def _self_attribute(target: cst.BaseExpression) -> str | None:
 
 
 def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable):
+    """(the ``super().__init__`` call, operators by attribute, values by attribute, the prelude:
+    ``__init__``'s other statements, in order, ``self.x = value`` as ``x = value``)."""
     statements = list(init.body.body)
     if statements and _is_docstring(statements[0]):
         statements = statements[1:]
@@ -127,21 +133,56 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable)
                               and isinstance(statements[0].body[0], cst.Expr)
                               and _is_super_init(statements[0].body[0].value)):
         raise NotConvertible("`__init__` must start with `super().__init__(...)`")
-    operators, values = {}, {}
+    operators, values, prelude, made = {}, {}, [], set()
     for statement in statements[1:]:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and _self_attribute(small.targets[0].target)):
-            raise NotConvertible("`__init__` does more than `self.name = ...`")
-        name, value = _self_attribute(small.targets[0].target), small.value
+        name = (_self_attribute(small.targets[0].target)
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 else None)
+        if name is None:
+            prelude.append(_plain_statement(statement, imports))
+            continue
+        value = small.value
         qualname = imports.resolve(value.func) if isinstance(value, cst.Call) else None
         if qualname is not None and qualname.startswith("nvidia.dali.ops."):
             op = optable.lookup(qualname)
             if op is None or any(a.keyword is None for a in value.args):
                 raise NotConvertible(f"`self.{name}` is an operator without a known `fn` form")
-            operators[name] = (op, value)
+            operators[name] = (op, value, len(prelude))
+        elif isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
+                isinstance(value, cst.Name) and value.value in (name, "True", "False", "None")):
+            values[name] = value  # ``self.crop = crop``: the name itself
         else:
-            values[name] = value
-    return statements[0].body[0].value, operators, values
+            values[name] = cst.Name(name)
+            made.add(name)
+            prelude.append(statement.with_changes(body=[small.with_changes(
+                targets=[cst.AssignTarget(cst.Name(name))])]))
+    return statements[0].body[0].value, operators, values, prelude, made
+
+
+def _plain_statement(statement: cst.BaseStatement, imports: ImportTable) -> cst.BaseStatement:
+    """A statement of ``__init__`` that moves into the graph function as it is: Python that
+    only prepares the graph (a lookup, a device choice, a print), without ``self``."""
+    code = cst.Module([]).code_for_node(statement).strip().splitlines()[0]
+    if "self" in all_names(statement):
+        raise NotConvertible(f"`{code}` in `__init__` uses `self` other than as `self.name = ...`")
+    if any(q.startswith("nvidia.dali.ops.") for q in _qualnames(statement, imports)):
+        raise NotConvertible(f"`{code}` in `__init__` builds an operator inside a statement: build each "
+                             "operator with `self.name = ops.X(...)` on its own line")
+    return statement
+
+
+def _qualnames(node: cst.CSTNode, imports: ImportTable) -> set[str]:
+    found: set[str] = set()
+
+    class Calls(Transformer):
+        def leave_Call(self, original_node, updated_node):
+            qualname = imports.resolve(original_node.func)
+            if qualname:
+                found.add(qualname)
+            return updated_node
+
+    node.visit(Calls())
+    return found
 
 
 class _GraphRewriter(Transformer):
@@ -152,12 +193,13 @@ class _GraphRewriter(Transformer):
         super().__init__()
         self.operators, self.values, self.params = operators, values, params
         self.calls: dict[str, int] = {}
+        self.graph_locals: set[str] = set()  # ``self.jpegs, self.labels = ...`` in define_graph
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         name = _self_attribute(original_node.func)
         if name is None or name not in self.operators:
             return updated_node
-        op, constructor = self.operators[name]
+        op, constructor, _ = self.operators[name]
         self.calls[name] = self.calls.get(name, 0) + 1
         if self.calls[name] > 1 and (op.random or op.is_reader):
             raise NotConvertible(f"`self.{name}` is called twice: one random operator or reader, two calls")
@@ -178,11 +220,46 @@ class _GraphRewriter(Transformer):
         name = _self_attribute(original_node)
         if name is None or name in self.operators:
             return updated_node
+        if name in self.graph_locals:
+            return cst.Name(name)
         value = self.values.get(name)
-        literal = (cst.Integer, cst.Float, cst.SimpleString)
-        if isinstance(value, literal) or (isinstance(value, cst.Name) and value.value in self.params | {"True", "False", "None"}):
+        if value is not None:
             return value
-        raise NotConvertible(f"`self.{name}` in `define_graph` is not a parameter or a literal")
+        raise NotConvertible(f"`self.{name}` in `define_graph` is not set in `__init__`")
+
+def _check_values_hold(operators: dict, values: dict, prelude: list[cst.BaseStatement]) -> None:
+    """An operator's arguments are read where ``define_graph`` calls it, after all of the
+    prelude: a name they read must not change after the operator was built."""
+    for name, (_, constructor, position) in operators.items():
+        rebound = scope_names(prelude[position:]).bound & scope_names([constructor]).loaded
+        if rebound:
+            raise NotConvertible(f"`{sorted(rebound)[0]}` changes after `self.{name}` is built from it")
+    for name, value in values.items():
+        if isinstance(value, cst.Name) and value.value == name and name in scope_names(prelude).bound:
+            raise NotConvertible(f"`{name}` changes after `self.{name} = {name}`")
+
+
+def _self_assigned(graph: cst.FunctionDef) -> set[str]:
+    """``self.x`` names that ``define_graph`` assigns (``self.jpegs, self.labels = self.input()``)."""
+    found: set[str] = set()
+
+    class Targets(Transformer):
+        def leave_AssignTarget(self, original_node, updated_node):
+            for element in _flattened(original_node.target):
+                name = _self_attribute(element)
+                if name is not None:
+                    found.add(name)
+            return updated_node
+
+    graph.body.visit(Targets())
+    return found
+
+
+def _flattened(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for element in target.elements for leaf in _flattened(element.value)]
+    return [target]
+
 
 def _joined(first: list[cst.Arg], constructed: list[cst.Arg],
             opening: cst.BaseParenthesizableWhitespace) -> list[cst.Arg]:
@@ -222,10 +299,20 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     if not init_params or init_params[0].name.value != "self" or len(graph.params.params) != 1:
         raise NotConvertible("`__init__(self, ...)` and `define_graph(self)` are expected")
     params = {p.name.value: p for p in init_params[1:]}
-    super_call, operators, values = _init_members(init, imports, optable)
-    decorator_args, passed = _pipeline_arguments(super_call, params)
+    super_call, operators, values, prelude, made = _init_members(init, imports, optable)
+    decorator_args, passed, computed = _pipeline_arguments(super_call, params)
+    _check_values_hold(operators, {k: v for k, v in values.items() if k not in made}, prelude)
+    if made & set(params):
+        raise NotConvertible(f"`self.{sorted(made & set(params))[0]}` has the name of a parameter of `__init__`")
     rewriter = _GraphRewriter(operators, values, set(params))
+    rewriter.graph_locals = _self_assigned(graph) - set(operators) - set(values)
+    if rewriter.graph_locals & (set(params) | scope_names(prelude).bound):
+        clash = sorted(rewriter.graph_locals & (set(params) | scope_names(prelude).bound))[0]
+        raise NotConvertible(f"`self.{clash}` in `define_graph` has the name of a local of `__init__`")
+    rewriter.operators = {name: (op, constructor.visit(rewriter), position)
+                          for name, (op, constructor, position) in operators.items()}
     body = graph.body.visit(rewriter)
+    body = body.with_changes(body=[*prelude, *body.body])
     if "self" in all_names(body):
         raise NotConvertible("`define_graph` uses `self` for more than its operators")
     kept = [p for name, p in params.items() if name not in passed]
@@ -242,18 +329,46 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
         name=node.name, params=cst.Parameters(params=kept), decorators=[decorator],
         body=body.with_changes(body=[*docstring, *graph_body]), leading_lines=node.leading_lines,
     )
-    return Subclass(node.name.value, node, graph, function, list(params))
+    defaults = {name: p.default for name, p in params.items() if p.default is not None}
+    return Subclass(node.name.value, node, graph, function, list(params), computed, defaults)
 
 
 def keyword_call(call: cst.Call, subclass: Subclass) -> cst.Call:
-    """``HybridPipe(8, 2, 0, root)`` -> ``HybridPipe(batch_size=8, num_threads=2, device_id=0, data_dir=root)``."""
+    """``HybridPipe(8, 2, 0, root)`` -> ``HybridPipe(batch_size=8, num_threads=2, device_id=0, data_dir=root)``;
+    a pipeline argument the class computed (``seed=12 + device_id``) is computed at the call."""
     positional = [a for a in call.args if a.keyword is None]
-    if not positional:
-        return call
     named = [a.with_changes(keyword=cst.Name(name), equal=TIGHT_EQUAL) for name, a in zip(subclass.call_params, positional)]
-    return call.with_changes(args=[*named, *call.args[len(positional):]])
+    args = [*named, *call.args[len(positional):]]
+    given = {**subclass.defaults, **{a.keyword.value: a.value for a in args}}
+    computed = [keyword_arg(name, _substituted(value, given)) for name, value in subclass.computed.items()]
+    if not positional and not computed:
+        return call
+    return call.with_changes(args=_commas([*args, *computed]) if computed else args)
 
 
 def calls_fit(call: cst.Call, subclass: Subclass) -> bool:
     positional = [a for a in call.args if a.keyword is None]
-    return not any(a.star for a in call.args) and len(positional) <= len(subclass.call_params)
+    if any(a.star for a in call.args) or len(positional) > len(subclass.call_params):
+        return False
+    given = {**subclass.defaults, **dict(zip(subclass.call_params, (a.value for a in positional))),
+             **{a.keyword.value: a.value for a in call.args if a.keyword is not None}}
+    for name, value in subclass.computed.items():
+        needed = _names_in(value) & set(subclass.call_params)
+        if name in given or any(n not in given or not _evaluated_twice_safely(given[n]) for n in needed):
+            return False
+    return True
+
+
+def _evaluated_twice_safely(value: cst.BaseExpression) -> bool:
+    """A name, an attribute of one, or a literal: the computed argument may read it again."""
+    if isinstance(value, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    return isinstance(value, cst.Attribute) and _evaluated_twice_safely(value.value)
+
+
+def _substituted(value: cst.BaseExpression, given: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
+    class Substitute(Transformer):
+        def leave_Name(self, original_node, updated_node):
+            return given.get(original_node.value, updated_node)
+
+    return value.visit(Substitute())

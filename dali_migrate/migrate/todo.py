@@ -62,8 +62,10 @@ class TodoInserter:
             todos += [Todo(b.code, b.message, b.node) for b in plan.blockers]
         for graph in facts.graphs:
             if graph.kind != "decorator":
-                todos.append(Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node))
-                todos += [Todo(b.code, b.message, graph.node) for b in graph_reasons.get(id(graph.node), [])]
+                # the reasons say what to do; the generic line only where there is none
+                reasons = graph_reasons.get(id(graph.node), [])
+                todos += [Todo(b.code, b.message, graph.node) for b in reasons] or [
+                    Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node)]
         explained = {(t.code, id(t.node)) for t in todos}  # a blocker says more than the finding
         todos += [Todo(f.code, f.message, f.node) for f in unfixed
                   if id(f.node) not in hidden and (f.code, id(f.node)) not in explained]

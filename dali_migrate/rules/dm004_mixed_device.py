@@ -14,12 +14,18 @@ from .base import Finding, Rule
 
 
 def is_mixed_device(arg: cst.Arg) -> bool:
-    return (
-        arg.keyword is not None
-        and arg.keyword.value == "device"
-        and isinstance(arg.value, cst.SimpleString)
-        and arg.value.evaluated_value == "mixed"
-    )
+    """``device="mixed"``, also as a branch of ``"cpu" if dali_cpu else "mixed"``."""
+    return arg.keyword is not None and arg.keyword.value == "device" and bool(mixed_leaves(arg.value))
+
+
+def mixed_leaves(value: cst.BaseExpression) -> list[cst.SimpleString]:
+    """The ``"mixed"`` strings a device expression may evaluate to: the literal itself or the
+    branches of conditional expressions."""
+    if isinstance(value, cst.SimpleString):
+        return [value] if value.evaluated_value == "mixed" else []
+    if isinstance(value, cst.IfExp):
+        return [*mixed_leaves(value.body), *mixed_leaves(value.orelse)]
+    return []
 
 
 def _device_names(calls) -> set[str]:

@@ -192,6 +192,9 @@ def _original_pipeline(module, spec: dict):
     args, kwargs = evaluate_call(module, spec, function)
     if spec["kind"] == "pipeline":
         kwargs.update(batch_size=spec["batch_size"], device_id=spec["device_id"], seed=spec["seed"])
+    if spec["kind"] == "subclass":  # arguments the migration computes at the call (``seed=``)
+        parameters = inspect.signature(function).parameters
+        kwargs = {k: v for k, v in kwargs.items() if k in parameters or _has_var_keyword(parameters)}
     return function(*args, **kwargs)
 
 

@@ -89,6 +89,7 @@ class ModuleFacts:
     # outputs handed to code the migration does not see: call arguments, return values
     escaping_outputs: list[Site] = field(default_factory=list)
     datanode_subscripts: list[Site] = field(default_factory=list)
+    datanode_shapes: list[Site] = field(default_factory=list)  # ``images.shape()`` in a graph
     iterator_uses: list[Site] = field(default_factory=list)
     iterator_subclasses: list[Site] = field(default_factory=list)  # ``class X(DALIGenericIterator)``
     # functions that only receive outputs (``show_images(images)``): name -> output_helpers.OutputHelper
@@ -187,6 +188,8 @@ class _FactCollector(Visitor):
         if isinstance(node, cst.Name):
             return node.value in graph.datanodes
         if isinstance(node, cst.Call):
+            if _is_method_call(node, "shape"):  # ``images.shape()``: a DataNode of shapes
+                return self.is_datanode_expr(node.func.value)
             qualname = self.resolve(node.func)
             return qualname is not None and qualname.startswith("nvidia.dali.fn.")
         if isinstance(node, cst.BinaryOperation):
@@ -348,6 +351,8 @@ class _FactCollector(Visitor):
         if not isinstance(node.func, cst.Attribute):
             self._check_len(node)
             return
+        if self.graph is not None and node.func.attr.value == "shape" and self.is_datanode_expr(node.func.value):
+            self.facts.datanode_shapes.append(Site(node, dotted_name(node.func.value) or "DataNode"))
         receiver = dotted_name(node.func.value)
         method = node.func.attr.value
         if receiver in self.facts.pipeline_vars:

@@ -319,7 +319,7 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
         new_module = cst.parse_module(new_data)  # never write something that does not parse
         if new_data == data:
             return migrated, blocked_imports
-        problems = audit(new_data, new_module.encoding)
+        problems = audit(new_data, new_module.encoding, data)
         if not problems:
             return migrated, blocked_imports
         blamed = _blamed(problems, migrated.migration.migrated_pipelines, set(imported))

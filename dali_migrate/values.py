@@ -111,12 +111,17 @@ def _element(value: Value | None) -> Value | None:
 class ValueModel(ast.NodeVisitor):
     """Walks a module once per round; rules read ``problems`` and ``values``."""
 
-    def __init__(self, tree: ast.Module, imported_generators: frozenset[str] = frozenset()) -> None:
+    def __init__(self, tree: ast.Module, imported_generators: frozenset[str] = frozenset(),
+                 strict: bool = False) -> None:
         self.tree = tree
+        # the audit of a migration: ``.tensors`` and ``ndd.as_tensor()`` that the migration wrote
+        # must be applied to values shown to be ndd Batches, not to values the model cannot see
+        self.strict = strict
         # how this module spells generator functions that other modules of the project define
         self.imported_generators = imported_generators
         self.imports = imports_of(tree)
         self.functions: dict[str, FunctionSummary] = {}
+        self.methods: set[str] = set()  # names of functions defined in class bodies (``self.x()``)
         self.attributes: dict[str, Value] = {}  # "self.x" and "module.x" bindings, by spelling
         self.problems: list[Problem] = []
         self.env: dict[str, Value] = {}
@@ -128,6 +133,8 @@ class ValueModel(ast.NodeVisitor):
         for node in ast.walk(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, FunctionSummary(node))
+            elif isinstance(node, ast.ClassDef):
+                self.methods |= {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for _ in range(4):  # summaries flow from callers to callees and back
             before = self._state()
             self._round(collect=False)
@@ -351,6 +358,9 @@ class ValueModel(ast.NodeVisitor):
 
     def _check_attribute(self, node: ast.Attribute, receiver: Value | None) -> None:
         if receiver is None:
+            if self.strict and node.attr in ("tensors", "slice"):
+                self.report("DM018", f"`.{node.attr}` on a value the audit cannot show to be an ndd Batch "
+                                     "(the migration took it for a pipeline output)", node)
             return
         if receiver.kind == GENERATOR and node.attr not in GENERATOR_METHODS:
             self.report("DM021", f"`.{node.attr}`: a migrated pipeline is a generator of ndd Batches, "
@@ -436,6 +446,8 @@ class ValueModel(ast.NodeVisitor):
         if qualname is not None:
             return self._library_call(node, qualname, arguments, keywords)
         if isinstance(node.func, ast.Attribute):
+            if self._is_own_method(node.func):  # ``self.make_pipeline()``: summaries are by name
+                return self._plain_call(node, node.func.attr, [None, *arguments], keywords)
             receiver = self.value(node.func.value)
             self._check_attribute(node.func, receiver)
             if node.func.attr in NOT_DALI_METHODS:
@@ -445,6 +457,10 @@ class ValueModel(ast.NodeVisitor):
             return self._plain_call(node, node.func.id, arguments, keywords)
         self.value(node.func)
         return None
+
+    def _is_own_method(self, func: ast.Attribute) -> bool:
+        return (isinstance(func.value, ast.Name) and func.value.id == "self" and func.attr in self.methods
+                and func.attr in self.functions and "self" not in self.env)
 
     def _plain_call(self, node: ast.Call, name: str, arguments, keywords) -> Value | None:
         if name == "next" and arguments and arguments[0] is not None and arguments[0].kind in (GENERATOR, EPOCH):
@@ -557,8 +573,9 @@ def _own_yields(statements: list[ast.stmt]) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def build_model(tree: ast.Module, imported_generators: frozenset[str] = frozenset()) -> ValueModel:
-    return ValueModel(tree, imported_generators).build()
+def build_model(tree: ast.Module, imported_generators: frozenset[str] = frozenset(),
+                strict: bool = False) -> ValueModel:
+    return ValueModel(tree, imported_generators, strict).build()
 
 
 def generator_functions(model: ValueModel) -> list[str]:

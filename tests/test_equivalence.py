@@ -31,6 +31,7 @@ RUNNABLE = {
     "trust_imports": {},
     "display_helpers": {},
     "graph_setup": {},
+    "shapes_as_batches": {},
     "trust_methods": {"root": str(FIXTURES / "data" / "images")},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
@@ -43,10 +44,10 @@ def _fixture(stem: str, kind: str):
 # Whole programs whose printed output must not change. train_classifier prints a sample
 # object itself, whose repr names its type (TensorCPU before, Tensor after).
 # Programs whose pipelines the audit keeps (wholly or in part): they must still run as before.
-KEPT_BY_THE_AUDIT = {"trust_outputs", "trust_graphs"}
-# Programs compared as whole programs only: their seed is computed at the call (`seed=12 +
-# device_id`), which the harness cannot set on the original class to align the RNG streams.
-PROGRAM_ONLY = {"legacy_nvidia_style"}
+KEPT_BY_THE_AUDIT = {"trust_outputs", "trust_graphs", "trust_names"}
+# Programs compared as whole programs only: the harness cannot build their pipelines itself (a
+# seed computed at the call, `seed=12 + device_id`; a pipeline made inside `__init__`).
+PROGRAM_ONLY = {"legacy_nvidia_style", "held_pipelines"}
 SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"} | KEPT_BY_THE_AUDIT | PROGRAM_ONLY)
 
 

@@ -97,6 +97,8 @@ class Migrator(Transformer):
         per_sample = set().union(*(node_ids(branch.statement) for branch in plan.per_sample_ifs))
         self.op_plan.subscripts |= {id(s.node) for s in self.facts.datanode_subscripts
                                     if id(s.node) in inside and id(s.node) not in per_sample}  # Tensors there
+        self.op_plan.shape_methods |= {id(s.node) for s in self.facts.datanode_shapes
+                                       if id(s.node) in inside and id(s.node) not in per_sample}
         for branch in plan.per_sample_ifs:
             self.per_sample_ifs[id(branch.statement)] = (branch, unique_name("per_sample_if", taken))
             self.per_sample_tests |= branch.tests
@@ -112,7 +114,7 @@ class Migrator(Transformer):
         return self.todos.leave(original_node, result)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if id(original_node) in self.op_plan.calls:
+        if id(original_node) in self.op_plan.calls or id(original_node) in self.op_plan.shape_methods:
             return self.op_rewriter.leave_Call(original_node, updated_node)
         return self.call_sites.rewrite_call(original_node, updated_node)
 

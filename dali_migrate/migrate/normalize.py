@@ -33,6 +33,7 @@ from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
 from ..imports import ImportTable, dotted_name, import_table
 from ..optable import load_op_table
 from .names import scope_names, unique_name
+from .ops import TIGHT_EQUAL
 from .subclass import (
     SYNTHETIC_FN,
     NotConvertible,
@@ -86,21 +87,34 @@ def _statement_call(statement: cst.BaseStatement) -> cst.BaseExpression | None:
     return None
 
 
+# Pipeline.__init__'s leading parameters, for positional arguments
+PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
+
+
 def _pipeline_assignment(statement: cst.BaseStatement, imports: ImportTable) -> tuple[str, cst.Call] | None:
-    """``pipe = Pipeline(keyword=...)`` -> ("pipe", the call)."""
+    """``pipe = Pipeline(...)`` or ``self.pipe = Pipeline(...)`` -> ("pipe", the call with its
+    leading positional arguments named)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     assign = statement.body[0]
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
         return None
     target, call = assign.targets[0].target, assign.value
-    if not (isinstance(target, cst.Name) and isinstance(call, cst.Call)):
+    if not (_is_name_or_self_attribute(target) and isinstance(call, cst.Call)):
         return None
     if imports.resolve(call.func) != PIPELINE_CLASS:
         return None
-    if any(arg.keyword is None for arg in call.args):
-        return None  # positional pipeline arguments: left to a person
-    return target.value, call
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in call.args) or len(positional) > len(PIPELINE_POSITIONAL):
+        return None
+    named = [arg.with_changes(keyword=cst.Name(name), equal=TIGHT_EQUAL)
+             for name, arg in zip(PIPELINE_POSITIONAL, positional)]
+    return dotted_name(target), call.with_changes(args=[*named, *call.args[len(positional):]])
+
+
+def _is_name_or_self_attribute(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Name) or (
+        isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self")
 
 
 def _set_outputs_args(statement: cst.BaseStatement, pipe: str) -> list[cst.Arg] | None:
@@ -196,23 +210,38 @@ class _Normalizer(Transformer):
         result: list[cst.BaseStatement] = []
         index = 0
         while index < len(original):
-            if self._graph_at(list(original), index):
-                result.extend(self._rewrite(original, updated, index, module_level))
-                index += 2
+            with_index = self._graph_at(list(original), index)
+            if with_index is not None:
+                result.extend(self._rewrite(original, updated, index, with_index, module_level))
+                index = with_index + 1
             else:
                 result.append(updated[index])
                 index += 1
         return result
 
-    def _graph_at(self, body: list[cst.BaseStatement], index: int) -> bool:
-        if index + 1 >= len(body):
-            return False
+    def _graph_at(self, body: list[cst.BaseStatement], index: int) -> int | None:
+        """The index of the ``with pipe:`` statement of the graph whose pipeline ``body[index]``
+        makes, or None. Statements between them that neither use the pipeline nor change what
+        its constructor reads stay where they are."""
         assignment = _pipeline_assignment(body[index], self.imports)
-        statement = body[index + 1]
-        if assignment is None or not isinstance(statement, cst.With) or id(statement) in self.skip:
+        if assignment is None:
+            return None
+        pipe, call = assignment
+        with_index = next((i for i in range(index + 1, len(body)) if isinstance(body[i], cst.With)
+                           and self._is_plain_with(body[i], pipe)), None)
+        if with_index is None or not self._fits(body, index, with_index, pipe, call):
+            return None
+        return with_index
+
+    def _fits(self, body: list[cst.BaseStatement], index: int, with_index: int, pipe: str, call: cst.Call) -> bool:
+        between = body[index + 1 : with_index]
+        names = scope_names(between)
+        if pipe.split(".")[0] in names.loaded | names.bound or pipe in _dotted_uses(between):
             return False
-        pipe = assignment[0]
-        if not self._is_plain_with(statement, pipe):
+        if names.bound & scope_names([call]).loaded:
+            return False
+        statement = body[with_index]
+        if id(statement) in self.skip:
             return False
         graph_body = list(statement.body.body)
         inner = scope_names(graph_body[:-1])
@@ -221,7 +250,7 @@ class _Normalizer(Transformer):
         if f"{pipe}.set_outputs" in _dotted_uses(graph_body[:-1]):
             return False
         # names the graph binds and the code after it loads would be hidden inside a function
-        return not _loads_before_rebinding(body[index + 2 :], inner.bound)
+        return not _loads_before_rebinding(body[with_index + 1 :], inner.bound)
 
     @staticmethod
     def _is_plain_with(statement: cst.With, pipe: str) -> bool:
@@ -233,13 +262,16 @@ class _Normalizer(Transformer):
             and isinstance(statement.body, cst.IndentedBlock)
         )
 
-    def _rewrite(self, original: tuple, updated: tuple, index: int, module_level: bool) -> list[cst.BaseStatement]:
-        pipe, original_call = _pipeline_assignment(original[index], self.imports)
-        assignment_line, statement = updated[index], updated[index + 1]
+    def _rewrite(self, original: tuple, updated: tuple, index: int, with_index: int,
+                 module_level: bool) -> list[cst.BaseStatement]:
+        pipe, _ = _pipeline_assignment(original[index], self.imports)
+        original_call = original[index].body[0].value
+        assignment_line, statement = updated[index], updated[with_index]
+        _, named_call = _pipeline_assignment(assignment_line, self.imports)
         outputs = _set_outputs_args(statement.body.body[-1], pipe)
-        name = unique_name(f"{pipe}_outputs", self.taken)
+        name = unique_name(f"{pipe.split('.')[-1]}_outputs", self.taken)
         decorator = cst.Decorator(
-            decorator=assignment_line.body[0].value.with_changes(func=cst.Name(SYNTHETIC_DECORATOR)),
+            decorator=named_call.with_changes(func=cst.Name(SYNTHETIC_DECORATOR)),
             leading_lines=assignment_line.leading_lines,
             trailing_whitespace=assignment_line.trailing_whitespace,
         )
@@ -255,10 +287,10 @@ class _Normalizer(Transformer):
             lines_after_decorators=statement.leading_lines,
         )
         binding = cst.parse_statement(f"{pipe} = {name}()\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-        self.graphs.append(NormalizedGraph(function, original_call, original[index + 1], original[index + 1],
+        self.graphs.append(NormalizedGraph(function, original_call, original[with_index], original[with_index],
                                            pipe, module_level))
         self.added.append(binding)
-        return [function, binding]
+        return [*updated[index + 1 : with_index], function, binding]
 
 
 def _dotted_uses(nodes) -> set[str]:

@@ -87,6 +87,7 @@ class OpRewritePlan:
     calls: dict[int, DaliCall] = field(default_factory=dict)
     call_rngs: dict[int, str] = field(default_factory=dict)  # per-op seed= -> own RNG
     subscripts: set[int] = field(default_factory=set)
+    shape_methods: set[int] = field(default_factory=set)  # ``images.shape()`` on DataNodes
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" device names given to variables
     numpy_alias: str = "np"
     needs_numpy: bool = False  # set when a rewrite used numpy
@@ -100,6 +101,8 @@ class GraphOpRewriter(Transformer):
         self.optable = optable
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self.plan.shape_methods:
+            return shapes_batch(updated_node, self.plan.ndd_alias, method=True)
         call = self.plan.calls.get(id(original_node))
         if call is None or call.op is None or call.op.is_reader:
             return updated_node
@@ -109,6 +112,8 @@ class GraphOpRewriter(Transformer):
 
             self.plan.needs_numpy = True
             return per_sample_call(updated_node, self.plan.ndd_alias, self.plan.numpy_alias)
+        if call.op.fn == "shapes":
+            return shapes_batch(updated_node, self.plan.ndd_alias)
         op = self.optable.successor(call.op)
         target = self.optable.ndd_target(call.op)
         dropped = set(PIPELINE_ONLY_ARGS) | {"name"}
@@ -140,6 +145,21 @@ class GraphOpRewriter(Transformer):
         if id(original_node) not in self.plan.subscripts:
             return updated_node
         return updated_node.with_changes(value=cst.Attribute(value=updated_node.value, attr=cst.Name("slice")))
+
+
+def shapes_batch(call: cst.Call, ndd_alias: str, method: bool = False) -> cst.Call:
+    """``fn.shapes(x, dtype=D)`` -> ``ndd.batch(x.shape, dtype=D, device=x.device)``: each sample's
+    shape as a 1-D tensor (int64 unless ``dtype=`` says otherwise), where ``x`` is. ``method``:
+    the DataNode method ``x.shape(dtype=D, device=V)``, whose result is on the CPU by default."""
+    source = call.func.value if method else next(a.value for a in call.args if a.keyword is None)
+    given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    dtype = given.get("dtype") or given.get("type") or ndd_expr(ndd_alias, "int64")
+    default_device = cst.SimpleString('"cpu"') if method else cst.Attribute(source, cst.Name("device"))
+    return cst.Call(func=ndd_expr(ndd_alias, "batch"), args=[
+        cst.Arg(cst.Attribute(source, cst.Name("shape"))),
+        keyword_arg("dtype", dtype),
+        keyword_arg("device", given.get("device") or default_device),
+    ])
 
 
 def _gpu_instead_of_mixed(arg: cst.Arg) -> cst.Arg:

@@ -19,6 +19,7 @@ from ..rules.dm012_python_source import PYTHON_OPS
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 from .ops import is_true, keyword_values
+from .places import node_ids
 
 # Pipeline arguments that become parameters of the migrated generator.
 MAPPED_PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed")
@@ -162,11 +163,37 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
                 plan.block("DM012", call.node, f"`fn.python_function`: {reason}")
         elif op.fn in PYTHON_OPS:
             plan.block("DM012", call.node, f"`fn.{op.fn}` needs a manual migration")
+        elif op.fn == "shapes":
+            _check_shapes_call(plan, call.node)
         elif facts.optable.ndd_target(op) is None:
             plan.block("DM015", call.node, f"`fn.{op.fn}` has no ndd equivalent")
         elif op.is_reader:
             readers.append(call)
     plan.readers = readers
+    inside = node_ids(plan.function)
+    for site in facts.datanode_shapes:
+        if id(site.node) not in inside:
+            continue
+        keywords = {a.keyword.value for a in site.node.args if a.keyword is not None}
+        if not isinstance(site.node.func.value, cst.Name) or keywords - {"dtype", "device"} or any(
+                a.keyword is None for a in site.node.args):
+            plan.block("DM015", site.node, "`.shape()` of a DataNode: call it on a name, with `dtype=`/`device=` "
+                                           "only")
+
+
+SHAPES_KEYWORDS = frozenset({"dtype", "type", "name", "preserve", "bytes_per_sample_hint"})
+
+
+def _check_shapes_call(plan: PipelinePlan, call: cst.Call) -> None:
+    """``fn.shapes(x)`` becomes ``ndd.batch(x.shape, dtype=ndd.int64, device=x.device)``, which
+    reads ``x`` twice: it must be a name."""
+    inputs = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    if any(a.star for a in call.args) or len(inputs) != 1 or not isinstance(inputs[0].value, cst.Name):
+        plan.block("DM015", call, "`fn.shapes`: give it one input, by name (`fn.shapes(images)`)")
+    elif keywords - SHAPES_KEYWORDS or {"dtype", "type"} <= keywords:
+        plan.block("DM015", call, f"`fn.shapes`: `{sorted(keywords - SHAPES_KEYWORDS or {'type'})[0]}=` has no "
+                                  "dynamic-mode form")
 
 
 def _check_body(plan: PipelinePlan) -> None:

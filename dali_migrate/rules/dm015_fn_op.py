@@ -33,7 +33,9 @@ class FunctionalOp(Rule):
     ## Fix safety
     Safe where the op table names an ndd function (same operator, same arguments). Ops with
     no ndd equivalent (deprecated before DALI 2.0 without successor, pipeline-only ops such as
-    `fn.constant`) are marked with a TODO. Operators in plain functions that graphs call
+    `fn.constant`) are marked with a TODO. `fn.shapes(x)` (deprecated in favour of the
+    DataNode's shape) becomes `ndd.batch(x.shape, dtype=ndd.int64, device=x.device)`: the same
+    per-sample 1-D tensors, `dtype=` kept; `x` must be a name. Operators in plain functions that graphs call
     (`def augment(images): return fn.resize(...)`) are migrated with those graphs when every
     use of the function is in a migrated graph and it holds no random operator, reader, source
     or subscript; otherwise the graphs stay in pipeline mode, with a TODO saying why.
@@ -54,4 +56,6 @@ class FunctionalOp(Rule):
             elif not (op.is_reader or op.random or op.fn in PYTHON_OPS):
                 target = facts.optable.ndd_target(op)
                 detail = f"use `ndd.{target}`" if target else "no ndd equivalent"
+                if op.fn == "shapes":
+                    detail = "use `ndd.batch(x.shape, dtype=ndd.int64, device=x.device)`"
                 yield self.finding(call.node, f"`fn.{op.fn}`, {detail}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .positions import python_ast
 from .suppress import parse_suppressions
 from .values import build_model
 
@@ -39,7 +40,7 @@ def audit(new_source: bytes, encoding: str = "utf-8", original: bytes = b"") -> 
     suppressions = parse_suppressions(text)
     problems: dict[tuple[str, int], AuditProblem] = {}
     strict = not _spells_batch_api(original)
-    for problem in build_model(ast.parse(new_source), strict=strict).problems:
+    for problem in build_model(python_ast(new_source), strict=strict).problems:
         if suppressions.suppressed(problem.code, problem.line, problem.line):
             continue
         statement = _shortened(_without_comment(lines[problem.line - 1]).strip())
@@ -54,7 +55,7 @@ def _spells_batch_api(source: bytes) -> bool:
     if b".tensors" not in source and b".slice" not in source:
         return False
     try:
-        tree = ast.parse(source)
+        tree = python_ast(source)
     except (SyntaxError, ValueError):
         return True
     return any(isinstance(node, ast.Attribute) and node.attr in ("tensors", "slice") for node in ast.walk(tree))

@@ -90,22 +90,39 @@ def _interrupted(signum, frame) -> None:
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing. Exit 1 if anything would change.")
 @click.option("--check", "check_only", is_flag=True, help="Write nothing. Exit 1 if anything would change.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 when TODOs are left (in-place runs that only want the rewrite).")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when anything was rewritten (bots that open a pull request).")
+@click.option("--exact-only", is_flag=True, help="Migrate only pipelines whose migration gives bit-identical data.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+              help="Write a migration report: FILE.json (schema: dali_migrate/data/report.schema.json) or FILE.md.")
+@click.option("--stdin-filename", help="With `-` as PATH: the name of the code read from stdin; the migrated code "
+                                       "goes to stdout, the report to stderr (editors).")
 @selection_options
-def migrate(paths, show_diff, check_only, exit_zero, config_file, select, ignore, exclude, jobs, shard):
+def migrate(paths, show_diff, check_only, exit_zero, exit_non_zero_on_fix, exact_only, report_path, stdin_filename,
+            config_file, select, ignore, exclude, jobs, shard):
     """Rewrite pipeline-mode DALI code in PATHS (.py, .pyi, .ipynb) into dynamic mode.
 
-    Exit status: 2 on an error, 1 when a TODO is left (unless --exit-zero) or, with --diff or
-    --check, when anything would change; 0 otherwise."""
+    Exit status: 2 on an error, 1 when a TODO is left (unless --exit-zero), when anything was
+    rewritten with --exit-non-zero-on-fix, or, with --diff or --check, when anything would
+    change; 0 otherwise."""
     from .report import write_migration_report
     from .runner import run_migrate
 
-    config = _config(paths, config_file, select, ignore, exclude)
+    named = paths if paths != ("-",) else (stdin_filename or ".",)
+    config = replace(_config(named, config_file, select, ignore, exclude), exact_only=exact_only)
     write = not (show_diff or check_only)
-    results = run_migrate([Path(p) for p in paths], config, write=write, options=_run_options(jobs, shard, None))
-    write_migration_report(results, sys.stdout, show_diff, wrote=write)
+    if paths == ("-",):
+        results = [_migrate_stdin(stdin_filename or "-", config)]
+        write_migration_report(results, sys.stderr, show_diff=False, wrote=False)
+    else:
+        results = run_migrate([Path(p) for p in paths], config, write=write, options=_run_options(jobs, shard, None))
+        write_migration_report(results, sys.stdout, show_diff, wrote=write)
+    if report_path:
+        from .migration_report import write_report
+
+        write_report(results, Path(report_path), wrote=write)
     if any(r.error for r in results):
         sys.exit(EXIT_ERROR)
-    if not write and any(r.changed for r in results):
+    if (not write or exit_non_zero_on_fix) and any(r.changed for r in results):
         sys.exit(EXIT_FINDINGS)
     if not exit_zero and any(d.fix == "todo" for r in results for d in r.diagnostics):
         sys.exit(EXIT_FINDINGS)
@@ -116,29 +133,92 @@ def migrate(paths, show_diff, check_only, exit_zero, config_file, select, ignore
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when something is found.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.dali-migrate-cache/).")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, not the findings.")
+@click.option("--output-file", type=click.Path(dir_okay=False), help="Write the report to this file, not stdout.")
+@click.option("--stdin-filename", help="With `-` as PATH: the name of the code read from stdin (editors).")
+@click.option("--add-noqa", is_flag=True, help="Write `# noqa: DMxxx` on every finding (staged roll-outs); exit 0.")
 @selection_options
-def check(paths, fmt, exit_zero, no_cache, config_file, select, ignore, exclude, jobs, shard):
-    """Report pipeline-mode DALI APIs in PATHS (.py, .pyi, .ipynb), for pre-commit and CI."""
-    from .report import write_check_report
+def check(paths, fmt, exit_zero, no_cache, statistics, output_file, stdin_filename, add_noqa, config_file, select,
+          ignore, exclude, jobs, shard):
+    """Report pipeline-mode DALI APIs in PATHS (.py, .pyi, .ipynb), for pre-commit and CI.
+    PATH `-` reads one file from stdin."""
+    from .report import write_check_report, write_statistics
     from .runner import run_check
 
-    config = _config(paths, config_file, select, ignore, exclude)
-    options = _run_options(jobs, shard, _cache_dir(config, no_cache), fmt)
-    results = run_check([Path(p) for p in paths], config, options)
-    write_check_report(results, fmt)
+    config = _config(paths if paths != ("-",) else (stdin_filename or ".",), config_file, select, ignore, exclude)
+    if paths == ("-",):
+        results = [_check_stdin(stdin_filename or "-", config)]
+    else:
+        options = _run_options(jobs, shard, _cache_dir(config, no_cache), fmt)
+        results = run_check([Path(p) for p in paths], config, options)
+    if add_noqa:
+        _add_noqa(results)
+        return
+    with _report_stream(output_file) as stream:
+        if statistics:
+            write_statistics(results, stream)
+        else:
+            write_check_report(results, fmt, stream)
     if any(r.error for r in results):
         sys.exit(EXIT_ERROR)
     if any(r.diagnostics for r in results) and not exit_zero:
         sys.exit(EXIT_FINDINGS)
 
 
+def _add_noqa(results) -> None:
+    from .add_noqa import add_noqa
+    from .files import atomic_write, read_regular
+
+    added = 0
+    for result in results:
+        if result.error or not result.diagnostics:
+            continue
+        path = Path(result.path)
+        data = read_regular(path)
+        new = add_noqa(data, result.path, result.diagnostics)
+        if new != data:
+            atomic_write(path, new)
+            added += len({(d.cell, d.line) for d in result.diagnostics})
+    click.echo(f"Added noqa comments for {added} finding line(s).")
+    if any(r.error for r in results):
+        for r in results:
+            if r.error:
+                click.echo(f"{r.path}: error {r.error}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+def _migrate_stdin(name: str, config: Config):
+    """The migrated code on stdout, the original when nothing changes or on an error."""
+    from .runner import migrate_file
+
+    data = sys.stdin.buffer.read()
+    result = migrate_file(data, name, config)
+    sys.stdout.buffer.write(result.new_source if result.changed and result.error is None else data)
+    sys.stdout.flush()
+    return result
+
+
+def _check_stdin(name: str, config: Config):
+    from .runner import check_file
+
+    return check_file(sys.stdin.buffer.read(), name, config)
+
+
+def _report_stream(output_file: str | None):
+    import contextlib
+
+    if output_file is None:
+        return contextlib.nullcontext(sys.stdout)
+    return open(output_file, "w", encoding="utf-8", newline="\n")
+
+
 @main.command()
 def rules():
-    """List every rule with its code and whether the codemod fixes it."""
+    """List every rule with its code, whether the codemod fixes it, and how safe the fix is."""
     from .rules import ALL_RULES
 
     for rule in ALL_RULES:
-        click.echo(f"{rule.code}  {rule.name:<24} fix: {rule.fix:<9} {rule.message}")
+        click.echo(f"{rule.code}  {rule.name:<28} fix: {rule.fix:<9} safety: {rule.safety:<16} {rule.message}")
 
 
 @main.command()
@@ -150,7 +230,7 @@ def explain(code):
     rule = RULES_BY_CODE.get(code.upper())
     if rule is None:
         raise click.UsageError(f"unknown rule {code!r}; `dali-migrate rules` lists them")
-    click.echo(f"{rule.code} ({rule.name}): {rule.message}\nFix: {rule.fix}\n\n{rule.docs()}")
+    click.echo(f"{rule.code} ({rule.name}): {rule.message}\nFix: {rule.fix}\n\n{rule.explained()}")
 
 
 @main.command()

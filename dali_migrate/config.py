@@ -24,6 +24,7 @@ class Config:
     ignore: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = ()
     root: Path | None = None
+    exact_only: bool = False  # migrate: keep every pipeline whose migration is not exact
 
     def enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(prefix) for prefix in self.select):

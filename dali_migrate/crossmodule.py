@@ -19,7 +19,7 @@ import libcst as cst
 from .config import Config
 from .files import read_regular
 from .diagnostics import FileResult
-from .imports import dotted_name, import_nodes
+from .imports import IMPORT_TYPES, dotted_name, import_nodes
 
 
 def module_name(path: Path, root: Path | None) -> str:
@@ -55,7 +55,7 @@ def imported_locals(importer: cst.Module, importer_module: str, defined: str, na
     """Local spelling (``train_pipe``, ``pipelines.train_pipe``) -> the defined name it stands for."""
     found: dict[str, str] = {}
     for node in (node for statement in importer.body for node in import_nodes(statement)):
-        if isinstance(node, cst.Import):
+        if isinstance(node, IMPORT_TYPES):
             for alias in node.names:
                 full = dotted_name(alias.name) or ""
                 if _same_module(defined, full):

@@ -42,4 +42,5 @@ class FileResult:
     imports_blocked: dict[str, str] = field(default_factory=dict)
     # migrate: each pipeline of the file with why it stays in pipeline mode (none: migrated)
     pipelines: list[tuple[str, list[str]]] = field(default_factory=list)
+    safety: dict[str, tuple[str, str]] = field(default_factory=dict)  # migrated pipeline -> (level, why)
     linked: bool = False  # check: its findings depend on modules it imports (not cached)

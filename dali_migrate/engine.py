@@ -283,6 +283,11 @@ def pipeline_outcomes(migrated: _Migrated) -> list[tuple[str, list[str]]]:
     return outcomes
 
 
+def _safety_by_label(migrated: _Migrated) -> dict[str, tuple[str, str]]:
+    labels = {g.function.name.value: _graph_label(g) for g in (migrated.normalized.graphs if migrated.normalized else [])}
+    return {labels.get(name, name): level for name, level in migrated.migration.safety.items()}
+
+
 def _kept_by_noqa(original: Analysed, data: bytes, suppressions) -> dict[str, str]:
     """``# noqa: DM001`` (or a bare ``# noqa``) on a pipeline's decorator or ``def`` line keeps
     it, as ruff's fixes leave a suppressed violation alone."""
@@ -315,6 +320,8 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
     normalized_forms: dict = {}
     for _ in range(AUDIT_ROUNDS):
         migrated = _migrate(original, config, keep, imported, normalized_forms)
+        if config.exact_only and _keep_inexact(migrated, keep):
+            continue
         new_data = migrated.migration.module.bytes
         new_module = cst.parse_module(new_data)  # never write something that does not parse
         if new_data == data:
@@ -333,6 +340,16 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
             else:
                 keep[name] = why
     raise SourceError("the migrated code did not pass its audit; file left unchanged")
+
+
+def _keep_inexact(migrated: _Migrated, keep: dict[str, str]) -> bool:
+    """``--exact-only``: pipelines whose migration would not give bit-identical data stay."""
+    from .migrate.todo import KEPT
+
+    inexact = {name: f"{KEPT}: `--exact-only`, and its migration is {level}: {why}"
+               for name, (level, why) in migrated.migration.safety.items() if level != "exact"}
+    keep.update(inexact)
+    return bool(inexact)
 
 
 def _blamed(problems, migrated: list[str], imported: set[str]) -> dict[str, str]:
@@ -417,6 +434,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         migrated, audit_blocked = _audited_migration(original, data, config, keep, dict(imported or {}))
         result.imports_blocked = {**migrated.migration.imports_blocked, **audit_blocked}
         result.pipelines = pipeline_outcomes(migrated)
+        result.safety = _safety_by_label(migrated)
         new_data = migrated.migration.module.bytes
     except SourceError as error:
         result.error = str(error)
@@ -507,7 +525,7 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
         return result
     result.error = _cell_error(cells, inner.error)
     result.diagnostics = [cells.locate(d) for d in inner.diagnostics]
-    result.pipelines = inner.pipelines
+    result.pipelines, result.safety = inner.pipelines, inner.safety
     if inner.error is None and new_data != data:
         result.changed, result.new_source = True, new_data
         result.diff = cell_diff(cells, new_data, path)

@@ -83,8 +83,14 @@ def _module_name(node: cst.BaseExpression | None) -> str:
     return dotted_name(node) if node is not None else ""
 
 
+# PEP 810 ``lazy import x`` / ``lazy from a import b``: own node types in LibCST 1.9, with the
+# fields of Import / ImportFrom (a lazy import binds the same name, resolved on first use)
+IMPORT_TYPES = tuple(t for t in (cst.Import, getattr(cst, "LazyImport", None)) if t is not None)
+IMPORT_FROM_TYPES = tuple(t for t in (cst.ImportFrom, getattr(cst, "LazyImportFrom", None)) if t is not None)
+
+
 def collect_import(table: ImportTable, node: cst.Import | cst.ImportFrom) -> None:
-    if isinstance(node, cst.Import):
+    if isinstance(node, IMPORT_TYPES):
         for alias in node.names:
             full = _module_name(alias.name)
             if alias.asname is not None:
@@ -115,7 +121,7 @@ def import_nodes(node) -> Iterator[cst.Import | cst.ImportFrom]:
     walking statement blocks only: expressions cannot hold imports, and a plain walk is several
     times faster than LibCST's visitor."""
     if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        yield from (small for small in node.body if isinstance(small, (cst.Import, cst.ImportFrom)))
+        yield from (small for small in node.body if isinstance(small, (*IMPORT_TYPES, *IMPORT_FROM_TYPES)))
         return
     for name in _NESTED:
         part = getattr(node, name, None)

@@ -117,8 +117,10 @@ def _read_exports(module: Path) -> Exports:
         return NOTHING
     if not might_use_dali(data):
         return NOTHING
+    from .positions import python_ast  # LibCST comes with it: only for a module that uses DALI
+
     try:
-        tree = ast.parse(data)
+        tree = python_ast(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOTHING
     generators: frozenset[str] = frozenset()

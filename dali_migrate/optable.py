@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -26,6 +26,8 @@ class Op:
     deprecated: bool
     replacement: str | None
     args: frozenset[str]
+    # integer and boolean defaults (exact as code): what an argument is when it is not given
+    defaults: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def is_reader(self) -> bool:
@@ -88,6 +90,7 @@ def _op_from_json(entry: dict) -> Op:
         deprecated=entry["deprecated"],
         replacement=entry["replacement"],
         args=frozenset(entry["args"]),
+        defaults=entry.get("defaults", {}),
     )
 
 

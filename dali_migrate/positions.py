@@ -10,6 +10,7 @@ cannot parse (a newer grammar than this Python's) falls back to the whole-module
 from __future__ import annotations
 
 import ast
+import re
 from functools import lru_cache
 
 import libcst as cst
@@ -19,8 +20,21 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 @lru_cache(maxsize=8)
 def python_ast(source: bytes) -> ast.Module:
     """CPython's own parse of ``source``, made once per file: the engine screens every file with
-    it before LibCST sees it, and the positions of its findings come from it."""
-    return ast.parse(source)
+    it before LibCST sees it, and the positions of its findings come from it. PEP 810's
+    ``lazy import`` (Python 3.15) is read as a plain import where this Python does not know it:
+    it binds the same names."""
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        if b"lazy" not in source:
+            raise
+        plain = LAZY_IMPORT.sub(rb"\1\2", source)  # line numbers stay; columns move on those lines
+        if plain == source:
+            raise
+        return ast.parse(plain)
+
+
+LAZY_IMPORT = re.compile(rb"^([ \t]*)lazy[ \t]+((?:import|from)[ \t])", re.M)
 
 
 def _statement_first_lines(module: cst.Module, source: bytes) -> list[int] | None:

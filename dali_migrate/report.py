@@ -23,6 +23,18 @@ def _all_diagnostics(results: list[FileResult]) -> list[Diagnostic]:
     return [d for r in results for d in r.diagnostics]
 
 
+def write_statistics(results: list[FileResult], stream: TextIO) -> None:
+    """One line per rule: how many findings, the code, the rule's message (ruff's --statistics)."""
+    from .rules import RULES_BY_CODE
+
+    counts = Counter(d.code for d in _all_diagnostics(results))
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        stream.write(f"{count:>6}  {code}  {RULES_BY_CODE[code].message}\n")
+    for r in results:
+        if r.error:
+            stream.write(f"{r.path}: error {r.error}\n")
+
+
 def write_check_report(results: list[FileResult], fmt: str, stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
     diagnostics = _all_diagnostics(results)
@@ -120,7 +132,7 @@ def sarif_report(results: list[FileResult]) -> dict:
     rules = [
         {"id": rule.code, "name": rule.name, "shortDescription": {"text": rule.message},
          "fullDescription": {"text": rule.doc_sections().get("What it does", rule.message)},
-         "help": {"text": rule.docs()}}
+         "help": {"text": rule.explained()}}
         for rule in ALL_RULES
     ]
     index = {rule.code: i for i, rule in enumerate(ALL_RULES)}
@@ -209,7 +221,9 @@ def write_migration_report(results: list[FileResult], stream: TextIO, show_diff:
                 console.print(f"[bold]{r.path}[/]: pipeline `{name}` [yellow]kept[/]: "
                               f"{_markup_escape(reasons[0])}{more}")
             else:
-                console.print(f"[bold]{r.path}[/]: pipeline `{name}` [green]migrated[/]")
+                level, why = r.safety.get(name, ("exact", ""))
+                safety = f" ({level}: {_markup_escape(why)})" if level != "exact" else ""
+                console.print(f"[bold]{r.path}[/]: pipeline `{name}` [green]migrated[/]{safety}")
     changed = sum(1 for r in results if r.changed)
     verb = "migrated" if wrote else "would migrate"
     outcomes = [reasons for r in results if not r.error for _, reasons in r.pipelines]

@@ -77,7 +77,27 @@ def describe_schema(schema_name: str, fn, ndd) -> dict | None:
         "deprecated": bool(original.IsDeprecated()),
         "replacement": replacement,
         "args": sorted(target.GetArgumentNames()),
+        "defaults": _exact_defaults(target),
     }
+
+
+def _exact_defaults(schema) -> dict:
+    """Defaults that are integers or booleans, as Python values: they can be written in code
+    exactly (float defaults come as rounded strings, enums as numbers)."""
+    from nvidia.dali import types
+
+    integers = {types.INT8, types.INT16, types.INT32, types.INT64, types.UINT8, types.UINT16, types.UINT32,
+                types.UINT64}
+    defaults = {}
+    for name in sorted(schema.GetArgumentNames()):
+        if not schema.HasArgumentDefaultValue(name):
+            continue
+        kind, text = schema.GetArgumentType(name), schema.GetArgumentDefaultValueString(name)
+        if kind in integers and text.lstrip("-").isdigit():
+            defaults[name] = int(text)
+        elif kind == types.BOOL and text in ("True", "False"):
+            defaults[name] = text == "True"
+    return defaults
 
 
 def all_schema_names() -> list[str]:

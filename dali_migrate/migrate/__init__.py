@@ -24,7 +24,7 @@ from .helpers import find_helpers, plan_helpers
 from .places import Places, node_ids
 from .plan import (
     PipelinePlan,
-    block_mixed_output_helpers, block_shared_variables,
+    block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
     find_stray_references,
     plan_decorated_pipeline,
     plan_imported_pipeline,
@@ -50,6 +50,7 @@ class MigrationResult:
     blockers: dict[str, list] = field(default_factory=dict)  # pipeline name -> its Blockers
     exported: list[str] = field(default_factory=list)  # top-level names that now mean a generator
     imports_blocked: dict[str, str] = field(default_factory=dict)  # imported pipeline -> why its uses stay
+    safety: dict[str, tuple[str, str]] = field(default_factory=dict)  # migrated pipeline -> (level, why)
 
 
 class Migrator(Transformer):
@@ -357,5 +358,6 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in own],
                            {p.graph.name: p.blockers for p in plans if not p.migratable and not p.imported},
                            _exported(module, facts, own),
-                           {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable})
+                           {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable},
+                           {p.graph.name: pipeline_safety(p) for p in own})
 

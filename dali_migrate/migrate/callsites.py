@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import ModuleFacts
+from ..imports import IMPORT_TYPES
 from .checkpointing import CheckpointRewrites
 from .ops import append_keyword, without_keywords
 from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
@@ -109,7 +110,7 @@ def numpy_alias(facts_module: cst.Module) -> str | None:
     for statement in facts_module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, cst.Import):
+                if isinstance(small, IMPORT_TYPES):
                     for alias in small.names:
                         if isinstance(alias.name, cst.Name) and alias.name.value == "numpy":
                             return alias.asname.name.value if alias.asname else "numpy"

@@ -62,6 +62,9 @@ class _References(Visitor):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
+    visit_LazyImport = visit_Import
+    visit_LazyImportFrom = visit_ImportFrom
+
 
 class _Subscripts(Visitor):
     def __init__(self) -> None:

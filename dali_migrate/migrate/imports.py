@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..visitors import Visitor
 
-from ..imports import DALI_ROOT, NDD_MODULE, dotted_name
+from ..imports import DALI_ROOT, IMPORT_FROM_TYPES, IMPORT_TYPES, NDD_MODULE, dotted_name
 
 
 class _NameUses(Visitor):
@@ -18,6 +18,9 @@ class _NameUses(Visitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
+
+    visit_LazyImport = visit_Import  # PEP 810 ``lazy import``: LibCST's own node types
+    visit_LazyImportFrom = visit_ImportFrom
 
     def visit_Name(self, node: cst.Name) -> None:
         self.used.add(node.value)
@@ -41,21 +44,21 @@ def _is_dali_module(name: str) -> bool:
 
 
 def _dali_aliases(node: cst.Import | cst.ImportFrom) -> bool:
-    if isinstance(node, cst.ImportFrom):
+    if isinstance(node, IMPORT_FROM_TYPES):
         return not node.relative and (_is_dali_module(dotted_name(node.module) or "") or _imports_dali_package(node))
     return any(_is_dali_module(dotted_name(a.name) or "") for a in node.names)
 
 
 def _imports_dali_package(node: cst.Import | cst.ImportFrom) -> bool:
     """``from nvidia import dali``."""
-    return (isinstance(node, cst.ImportFrom) and not node.relative and dotted_name(node.module) == "nvidia"
+    return (isinstance(node, IMPORT_FROM_TYPES) and not node.relative and dotted_name(node.module) == "nvidia"
             and not isinstance(node.names, cst.ImportStar) and any(dotted_name(a.name) == "dali" for a in node.names))
 
 
 def _prune(node: cst.Import | cst.ImportFrom, used: set[str]) -> cst.Import | cst.ImportFrom | None:
-    if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+    if isinstance(node, IMPORT_FROM_TYPES) and isinstance(node.names, cst.ImportStar):
         return node
-    is_from = isinstance(node, cst.ImportFrom)
+    is_from = isinstance(node, IMPORT_FROM_TYPES)
     kept = [
         alias for alias in node.names
         if _bound_name(alias, is_from) in used
@@ -80,7 +83,7 @@ def has_ndd_import(module: cst.Module) -> str | None:
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, cst.Import):
+                if isinstance(small, IMPORT_TYPES):
                     for alias in small.names:
                         if dotted_name(alias.name) == NDD_MODULE and alias.asname is not None:
                             return alias.asname.name.value
@@ -127,7 +130,7 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
 
 def _is_dali_import_line(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(small, (cst.Import, cst.ImportFrom)) and _dali_aliases(small)
+        isinstance(small, (*IMPORT_TYPES, *IMPORT_FROM_TYPES)) and _dali_aliases(small)
         for small in statement.body
     )
 
@@ -137,9 +140,9 @@ def _top_level_bound(module: cst.Module) -> set[str]:
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, cst.Import):
+                if isinstance(small, IMPORT_TYPES):
                     names |= {_bound_name(a, False) for a in small.names}
-                elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                elif isinstance(small, IMPORT_FROM_TYPES) and not isinstance(small.names, cst.ImportStar):
                     names |= {_bound_name(a, True) for a in small.names}
     return names
 
@@ -152,7 +155,7 @@ def _first_code_index(body: list[cst.BaseStatement]) -> int:
             small = statement.body[0]
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
                 continue
-            if isinstance(small, cst.ImportFrom) and dotted_name(small.module) == "__future__":
+            if isinstance(small, IMPORT_FROM_TYPES) and dotted_name(small.module) == "__future__":
                 continue
         return index
     return len(body)
@@ -180,7 +183,7 @@ def insert_after_imports(module: cst.Module, statements: list[cst.BaseStatement]
 
 def _is_import_line(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+        isinstance(small, (*IMPORT_TYPES, *IMPORT_FROM_TYPES)) for small in statement.body)
 
 
 def _is_cell_marker(statement: cst.BaseStatement) -> bool:

@@ -13,7 +13,7 @@ import libcst as cst
 from ..visitors import Visitor
 
 from ..analysis import DaliCall, Graph, ModuleFacts, iterated_pipeline
-from ..imports import dotted_name
+from ..imports import IMPORT_FROM_TYPES, IMPORT_TYPES, dotted_name
 from ..rules.dm004_mixed_device import mixed_device_strings
 from ..rules.dm012_python_source import PYTHON_OPS
 from . import conditionals, python_function
@@ -104,6 +104,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     for arg in positional:
         plan.block("DM001", arg, "positional `@pipeline_def` arguments: pass them by keyword")
     _check_pipeline_args(plan, keywords, graph.decorator)
+    _check_serialized(plan, facts)
     _check_calls(plan, facts)
     _check_body(plan)
     _check_conditionals(plan, keywords)
@@ -125,6 +126,20 @@ def plan_imported_pipeline(defined: PipelinePlan, local: str, facts: ModuleFacts
                    f"checkpointing is enabled only where `{local}` is called: add `enable_checkpointing=True` "
                    "to its `@pipeline_def`")
     return plan
+
+
+AUTOSERIALIZE = "nvidia.dali.plugin.triton.autoserialize"
+
+
+def _check_serialized(plan: PipelinePlan, facts: ModuleFacts) -> None:
+    """``@autoserialize`` hands the pipeline graph to Triton's DALI backend: it stays a graph."""
+    from .todo import KEPT
+
+    for decorator in plan.function.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if facts.imports.resolve(target) == AUTOSERIALIZE:
+            plan.block("DM014", decorator, f"{KEPT}: `@autoserialize` serializes it for Triton's DALI backend, "
+                                           "which runs pipeline graphs")
 
 
 def _check_pipeline_args(plan: PipelinePlan, keywords: dict, where: cst.CSTNode) -> None:
@@ -354,7 +369,11 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
     for site in facts.pipeline_method_calls:
         if site.name in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
             code = METHOD_RULES.get(site.detail, "DM003")
-            plan.block(code, site.node, f"`{site.name}.{site.detail}()` needs a manual migration")
+            plan.block(code, site.node, _method_reason(site))
+        elif site.name == f"{name}()":  # ``train_pipe().serialize()``: a pipeline never bound
+            reason = (_method_reason(site) if site.detail == "serialize"
+                      else f"`{site.name}.{site.detail}()`: bind the pipeline to a name first")
+            plan.block(METHOD_RULES.get(site.detail, "DM003"), site.node, reason)
     for site in facts.tensorlist_uses:
         if site.origin in plan.pipe_vars and site.detail in UNSUPPORTED_OUTPUT_METHODS:
             plan.block("DM007", site.node, f"`{site.detail}()` on a pipeline output")
@@ -378,6 +397,15 @@ def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> Non
                     plan.block("DM003", plan.function, f"`{var}` also holds {held}, which is not migrated")
                     changed = True
                     break
+
+
+def _method_reason(site) -> str:
+    if site.detail == "serialize":
+        from .todo import KEPT
+
+        return (f"{KEPT}: `{site.name}.serialize()` needs the pipeline graph (for Triton's DALI backend or "
+                "C++), which dynamic mode does not have")
+    return f"`{site.name}.{site.detail}()` needs a manual migration"
 
 
 def block_mixed_output_helpers(plans: list[PipelinePlan], facts: ModuleFacts) -> None:
@@ -417,13 +445,26 @@ def _mapped_params(plan: PipelinePlan, keywords: dict) -> list[str]:
 SHUFFLE_ARGS = ("random_shuffle", "shuffle_after_epoch")
 
 
-def reader_needs_pipeline_seed(reader_call: cst.Call) -> bool:
-    """A reader that shuffles without a ``seed=`` of its own takes the pipeline's seed."""
+def safety(plan: PipelinePlan) -> tuple[str, str]:
+    """(level, why) of the pipeline's migration as a whole; see ``rules.base.SAFETY_LEVELS``."""
+    if plan.checkpointing:
+        return "behaviour change", "checkpoints move to `ndd.checkpoint`: states saved in pipeline mode do not load"
+    if plan.random_calls:
+        return "equivalent", "its random operators draw from a new ndd RNG stream"
+    if any(_shuffles(reader.node) for reader in plan.readers):
+        return "equivalent", "its reader shuffles with another seed than DALI derived in pipeline mode"
+    return "exact", "the same data, bit for bit"
+
+
+def _shuffles(reader_call: cst.Call) -> bool:
     keywords = keyword_values(reader_call)
-    if "seed" in keywords:
-        return False
     return any(name in keywords and not (isinstance(keywords[name], cst.Name) and keywords[name].value == "False")
                for name in SHUFFLE_ARGS)
+
+
+def reader_needs_pipeline_seed(reader_call: cst.Call) -> bool:
+    """A reader that shuffles without a ``seed=`` of its own takes the pipeline's seed."""
+    return "seed" not in keyword_values(reader_call) and _shuffles(reader_call)
 
 
 def _all_none(plan: PipelinePlan, name: str) -> bool:
@@ -443,7 +484,7 @@ class _StrayReferenceFinder(Visitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if id(node) in self.accounted:
             return False
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+        if isinstance(node, (*IMPORT_TYPES, *IMPORT_FROM_TYPES)):
             return False
         if isinstance(node, cst.FunctionDef) and node.name.value in self.names:
             self.accounted.add(id(node.name))

@@ -138,6 +138,12 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable)
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
         name = (_self_attribute(small.targets[0].target)
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 else None)
+        if name is None and isinstance(statement, cst.If) and _builds_operators(statement, imports):
+            plain, built = _operators_in_branches(statement, imports, optable)
+            if plain is not None:
+                prelude.append(_plain_statement(plain, imports))
+            operators.update({attr: (op, call, len(prelude)) for attr, (op, call) in built.items()})
+            continue
         if name is None:
             prelude.append(_plain_statement(statement, imports))
             continue
@@ -157,6 +163,85 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable)
             prelude.append(statement.with_changes(body=[small.with_changes(
                 targets=[cst.AssignTarget(cst.Name(name))])]))
     return statements[0].body[0].value, operators, values, prelude, made
+
+
+def _builds_operators(statement: cst.If, imports: ImportTable) -> bool:
+    return any(q.startswith("nvidia.dali.ops.") for q in _qualnames(statement, imports))
+
+
+def _operators_in_branches(statement: cst.If, imports: ImportTable, optable: OpTable):
+    """``if dali_cpu: ...; self.decode = ops.X(device="cpu", ...) else: ...; self.decode =
+    ops.X(device="mixed", ...)``: (the ``if`` without the operators, or None when nothing is left;
+    attribute -> (op, one constructor whose arguments differ by ``a if test else b``)). An
+    argument given in one branch only takes the operator's default in the other."""
+    first_line = cst.Module([]).code_for_node(statement).splitlines()[0]
+    orelse = statement.orelse
+    if not isinstance(orelse, cst.Else):
+        raise NotConvertible(f"`{first_line}` builds operators without an `else` (or with `elif`)")
+    branches = [_split_branch(statement.body, imports, first_line), _split_branch(orelse.body, imports, first_line)]
+    (kept_if, built_if), (kept_else, built_else) = branches
+    if set(built_if) != set(built_else):
+        missing = sorted(set(built_if) ^ set(built_else))[0]
+        raise NotConvertible(f"`self.{missing}` is built in one branch of `{first_line}` only")
+    built = {}
+    for attr, call in built_if.items():
+        other = built_else[attr]
+        qualname = imports.resolve(call.func)
+        if qualname != imports.resolve(other.func):
+            raise NotConvertible(f"`self.{attr}` is a different operator in each branch of `{first_line}`")
+        op = optable.lookup(qualname)
+        if op is None or any(a.keyword is None or a.star for a in [*call.args, *other.args]):
+            raise NotConvertible(f"`self.{attr}` is an operator without a known `fn` form")
+        built[attr] = (op, call.with_changes(args=_merged_arguments(op, statement.test, call, other, attr)))
+    if not kept_if and not kept_else:
+        return None, built
+    plain = statement.with_changes(body=statement.body.with_changes(body=kept_if or [cst.SimpleStatementLine([cst.Pass()])]),
+                                   orelse=orelse.with_changes(body=orelse.body.with_changes(
+                                       body=kept_else or [cst.SimpleStatementLine([cst.Pass()])])))
+    return plain, built
+
+
+def _split_branch(block: cst.BaseSuite, imports: ImportTable, first_line: str):
+    kept, built = [], {}
+    for statement in block.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        name = (_self_attribute(small.targets[0].target)
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 else None)
+        if name is not None and isinstance(small.value, cst.Call) and (
+                imports.resolve(small.value.func) or "").startswith("nvidia.dali.ops."):
+            built[name] = small.value
+        elif name is not None or not isinstance(statement, cst.SimpleStatementLine):
+            raise NotConvertible(f"`{first_line}` holds more than operators and plain statements")
+        else:
+            kept.append(statement)
+    return kept, built
+
+
+def _merged_arguments(op, test: cst.BaseExpression, first: cst.Call, second: cst.Call, attr: str) -> list[cst.Arg]:
+    given = [{a.keyword.value: a.value for a in call.args} for call in (first, second)]
+    code = cst.Module([]).code_for_node
+    merged = []
+    for keyword in dict.fromkeys([*given[0], *given[1]]):
+        values = []
+        for branch in given:
+            if keyword in branch:
+                values.append(branch[keyword])
+            elif keyword in op.defaults:
+                values.append(cst.parse_expression(repr(op.defaults[keyword])))
+            else:
+                raise NotConvertible(f"`{keyword}=` is given to `self.{attr}` in one branch only, and its default "
+                                     "cannot be written exactly")
+        same = code(values[0]) == code(values[1])
+        value = values[0] if same else cst.IfExp(test=test, body=values[0], orelse=values[1],
+                                                 lpar=[], rpar=[])
+        layout = next((a for a in first.args if a.keyword.value == keyword), None)
+        merged.append(layout.with_changes(value=value) if layout is not None else keyword_arg(keyword, value))
+    # the first branch's line breaks between arguments, for the arguments it did not have too
+    commas = [a.comma for a in first.args[:-1] if isinstance(a.comma, cst.Comma)]
+    separator = next((c for c in commas if isinstance(c.whitespace_after, cst.ParenthesizedWhitespace)),
+                     cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return [a if isinstance(a.comma, cst.Comma) or i == len(merged) - 1 else a.with_changes(comma=separator)
+            for i, a in enumerate(merged)]
 
 
 def _plain_statement(statement: cst.BaseStatement, imports: ImportTable) -> cst.BaseStatement:

@@ -21,6 +21,16 @@ class Finding:
     node: cst.CSTNode
 
 
+SAFETY_LEVELS = ("exact", "equivalent", "behaviour change", "none")
+SAFETY_MEANINGS = {
+    "exact": "migrated outputs are bit-identical to the original's",
+    "equivalent": "same distribution, other values: random operators draw from a new ndd RNG stream, "
+                  "shuffling readers use another seed",
+    "behaviour change": "something a person must review (checkpoints saved before do not load)",
+    "none": "never fixed: the site gets a TODO",
+}
+
+
 class Rule:
     """Base class. Subclasses set the class attributes and implement ``check``.
 
@@ -34,6 +44,10 @@ class Rule:
     # "always": the codemod migrates every site; "sometimes": some sites get a TODO instead;
     # "never": the codemod only marks the site with a TODO comment.
     fix: ClassVar[str]
+    # What a fix does to the data: "exact" (bit-identical outputs), "equivalent" (the same
+    # distribution, other values: a new RNG stream, a reader shuffled with another seed),
+    # "behaviour change" (something a person must review); "none" for rules never fixed.
+    safety: ClassVar[str] = "exact"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         raise NotImplementedError
@@ -45,6 +59,11 @@ class Rule:
     @classmethod
     def docs(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def explained(cls) -> str:
+        """The documentation as ``dali-migrate explain`` shows it, with the safety level."""
+        return f"{cls.docs()}\n\nSafety level: {cls.safety} ({SAFETY_MEANINGS[cls.safety]})"
 
     @classmethod
     def doc_sections(cls) -> dict[str, str]:
@@ -59,6 +78,7 @@ class ValueRule(Rule):
     finds each mistake once and tags it with the rule's code, rather than the pipeline-mode facts."""
 
     fix = "never"
+    safety = "none"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         return iter(())

@@ -44,6 +44,7 @@ class FunctionalReader(Rule):
     name = "functional-reader"
     message = "functional reader; dynamic-mode readers are stateful objects"
     fix = "sometimes"
+    safety = "equivalent"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for call in facts.calls:

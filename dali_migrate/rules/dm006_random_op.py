@@ -39,6 +39,7 @@ class RandomOpBatchSize(Rule):
     name = "random-op"
     message = "random op needs an explicit `batch_size=` and `rng=` in dynamic mode"
     fix = "always"
+    safety = "equivalent"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for call in facts.calls:

@@ -52,6 +52,7 @@ class Checkpointing(Rule):
     name = "checkpointing"
     message = "pipeline checkpointing; use `ndd.checkpoint.Checkpoint`"
     fix = "sometimes"
+    safety = "behaviour change"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for arg in facts.pipeline_arguments():

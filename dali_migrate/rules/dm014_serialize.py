@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from ..analysis import ModuleFacts
 from .base import Finding, Rule
 
@@ -11,7 +13,8 @@ from .base import Finding, Rule
 class Serialize(Rule):
     """
     ## What it does
-    Flags `pipe.serialize()`, `Pipeline.deserialize(...)` and `serialized_pipeline=`.
+    Flags `pipe.serialize()`, `Pipeline.deserialize(...)`, `serialized_pipeline=` and
+    `@autoserialize` (`nvidia.dali.plugin.triton`).
 
     ## Why
     A dynamic-mode pipeline is Python code; there is no graph to serialize. Serialized
@@ -27,13 +30,15 @@ class Serialize(Rule):
     the Python code.
 
     ## Fix safety
-    Never fixed; marked with a TODO.
+    Never fixed. `migrate` keeps a serialized pipeline in pipeline mode and says why ("kept in
+    pipeline mode: ... needs the pipeline graph"), without asking for a re-run.
     """
 
     code = "DM014"
     name = "serialize"
     message = "pipeline serialization has no dynamic-mode equivalent"
     fix = "never"
+    safety = "none"
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for site in facts.pipeline_method_sites(frozenset({"serialize"})):
@@ -41,3 +46,8 @@ class Serialize(Rule):
         for call in facts.calls:
             if call.qualname.endswith("Pipeline.deserialize"):
                 yield self.finding(call.node, "`Pipeline.deserialize`")
+        for graph in facts.graphs:
+            for decorator in getattr(graph.node, "decorators", ()):
+                target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+                if facts.imports.resolve(target) == "nvidia.dali.plugin.triton.autoserialize":
+                    yield self.finding(decorator, "`@autoserialize` (Triton)")

@@ -52,6 +52,6 @@ class PipelineOnlyOpArguments(Rule):
                     continue
                 keyword = arg.keyword.value
                 if keyword in PIPELINE_ONLY_ARGS or keyword == "name":
-                    yield self.finding(arg, f"`{keyword}=` is dropped")
+                    yield self.finding(arg, f"`{keyword}=` (the migration drops it)")
                 elif keyword == "seed" and call.op.random:
                     yield self.finding(arg, "`seed=` becomes `rng=ndd.random.RNG(seed=...)`")

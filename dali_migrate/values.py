@@ -388,6 +388,9 @@ class ValueModel(ast.NodeVisitor):
                                                 for v in (left, right)):
             return Value(OUTPUTS, frozenset().union(*(v.origins for v in (left, right) if v is not None)))
         data = [v for v in (left, right) if v is not None and v.kind in (BATCH, TENSOR)]
+        if data and any(v is not None and v.kind == DATANODE for v in (left, right)):
+            self.report("DM020", "a pipeline-mode DataNode (an `fn` call, `types.Constant`) in arithmetic with ndd "
+                                 "values", node, data[0])
         return data[0] if data else None
 
     def _check_datanodes(self, node: ast.AST, values, where: str) -> None:
@@ -509,6 +512,8 @@ class ValueModel(ast.NodeVisitor):
         if qualname.startswith(NOT_DALI_MODULES):
             return Value(OTHER)
         data = [v for v in [*arguments, *keywords.values()] if v is not None and _holds_data(v)]
+        if qualname == "nvidia.dali.types.Constant":  # a DataNode of the pipeline graph
+            return Value(DATANODE)
         if qualname.startswith(PIPELINE_ONLY):
             if data:
                 self.report("DM020", f"`{_dotted(node.func)}` builds a pipeline graph and does not take "

@@ -95,6 +95,7 @@ class Migrator(Transformer):
             elif call.op is not None and call.op.random:
                 self.op_plan.call_rngs[id(call.node)] = names.rng
         self.op_plan.mixed_strings |= plan.mixed_strings
+        self.op_plan.constants.update(plan.constants)
         per_sample = set().union(*(node_ids(branch.statement) for branch in plan.per_sample_ifs))
         self.op_plan.subscripts |= {id(s.node) for s in self.facts.datanode_subscripts
                                     if id(s.node) in inside and id(s.node) not in per_sample}  # Tensors there

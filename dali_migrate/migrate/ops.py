@@ -88,6 +88,7 @@ class OpRewritePlan:
     call_rngs: dict[int, str] = field(default_factory=dict)  # per-op seed= -> own RNG
     subscripts: set[int] = field(default_factory=set)
     shape_methods: set[int] = field(default_factory=set)  # ``images.shape()`` on DataNodes
+    constants: dict[int, str | None] = field(default_factory=dict)  # types.Constant -> NumPy dtype
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" device names given to variables
     numpy_alias: str = "np"
     needs_numpy: bool = False  # set when a rewrite used numpy
@@ -103,6 +104,8 @@ class GraphOpRewriter(Transformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.plan.shape_methods:
             return shapes_batch(updated_node, self.plan.ndd_alias, method=True)
+        if id(original_node) in self.plan.constants:
+            return self._constant(updated_node, self.plan.constants[id(original_node)])
         call = self.plan.calls.get(id(original_node))
         if call is None or call.op is None or call.op.is_reader:
             return updated_node
@@ -126,6 +129,14 @@ class GraphOpRewriter(Transformer):
         func = ndd_expr(self.plan.ndd_alias, target)
         moved = updated_node.with_changes(func=func, args=args)
         return realigned(moved, bracket_moved([updated_node.func], [func]))
+
+    def _constant(self, call: cst.Call, dtype: str | None) -> cst.BaseExpression:
+        number = next(a.value for a in call.args if a.keyword is None)
+        if dtype is None:  # ``x - types.Constant(-1)`` is ``x - (-1)``
+            signed = isinstance(number, cst.UnaryOperation) and not number.lpar
+            return number.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if signed else number
+        self.plan.needs_numpy = True
+        return cst.Call(func=ndd_expr(self.plan.numpy_alias, dtype), args=[cst.Arg(number)])
 
     def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
         has_inputs = any(arg.keyword is None and arg.star == "" for arg in original.args)

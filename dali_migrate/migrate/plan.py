@@ -69,6 +69,7 @@ class PipelinePlan:
     checkpointing: bool = False  # the generator takes a `checkpoint=` to register its state with
     imported: bool = False  # defined (and migrated) in another module; only its uses are here
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" literals that become "gpu"
+    constants: dict[int, str | None] = field(default_factory=dict)  # id(types.Constant call) -> NumPy dtype
     helpers: set[str] = field(default_factory=set)  # module functions that build part of the graph
 
     @property
@@ -158,6 +159,9 @@ def _check_pipeline_args(plan: PipelinePlan, keywords: dict, where: cst.CSTNode)
 def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
     readers = []
     for call in plan.calls:
+        if call.qualname == CONSTANT:
+            _check_constant(plan, call.node, facts)
+            continue
         if not call.qualname.startswith("nvidia.dali.fn."):
             if call.qualname.startswith("nvidia.dali.ops."):
                 plan.block("DM009", call.node, "legacy `ops` object inside the graph")
@@ -194,6 +198,33 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
                 a.keyword is None for a in site.node.args):
             plan.block("DM015", site.node, "`.shape()` of a DataNode: call it on a name, with `dtype=`/`device=` "
                                            "only")
+
+
+CONSTANT = "nvidia.dali.types.Constant"
+NUMPY_DTYPES = {"UINT8": "uint8", "UINT16": "uint16", "UINT32": "uint32", "UINT64": "uint64", "INT8": "int8",
+                "INT16": "int16", "INT32": "int32", "INT64": "int64", "FLOAT16": "float16", "FLOAT": "float32",
+                "FLOAT64": "float64", "BOOL": "bool_"}
+
+
+def _check_constant(plan: PipelinePlan, call: cst.Call, facts: ModuleFacts) -> None:
+    """``types.Constant(2)`` in a graph is a DataNode; in dynamic mode the number itself is the
+    operand (``2`` is int32 there too, ``0.5`` float32); ``dtype=types.UINT8`` is ``np.uint8(2)``."""
+    inputs = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    number = inputs[0].value if len(inputs) == 1 and not inputs[0].star else None
+    if isinstance(number, cst.UnaryOperation) and isinstance(number.operator, cst.Minus):
+        number = number.expression
+    if not isinstance(number, (cst.Integer, cst.Float)) or set(keywords) - {"dtype"}:
+        plan.block("DM015", call, "`types.Constant`: only a number, with or without `dtype=`, has a "
+                                  "dynamic-mode form (the number itself)")
+        return
+    dtype = None
+    if "dtype" in keywords:
+        dtype = NUMPY_DTYPES.get((facts.imports.resolve(keywords["dtype"]) or "").rsplit(".", 1)[-1])
+        if dtype is None:
+            plan.block("DM015", call, "`types.Constant`: give `dtype=` as a `types.<TYPE>` constant")
+            return
+    plan.constants[id(call)] = dtype
 
 
 SHAPES_KEYWORDS = frozenset({"dtype", "type", "name", "preserve", "bytes_per_sample_hint"})

@@ -110,6 +110,11 @@ class ModuleFacts:
                 graphs |= self.graphs_of(helper_var, seen | {factory})
         return graphs
 
+    def output_helper_graphs(self, name: str) -> set[str]:
+        """The pipelines whose outputs the output helper ``name`` takes (none if it is not one)."""
+        helper = self.output_helpers.get(name)
+        return set().union(*(self.graphs_of(var) for var in helper.origins)) if helper is not None else set()
+
     def pipeline_method_sites(self, methods: frozenset[str]) -> list[Site]:
         return [site for site in self.pipeline_method_calls if site.detail in methods]
 

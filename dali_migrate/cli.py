@@ -36,6 +36,11 @@ def _config(paths: tuple[str, ...], config_file: str | None, select, ignore, exc
     return config
 
 
+def _config_paths(paths: tuple[str, ...], stdin_filename: str | None) -> tuple[str, ...]:
+    """Where the configuration is looked for: the paths, or the name given to code on stdin."""
+    return (stdin_filename or ".",) if paths == ("-",) else paths
+
+
 def _run_options(jobs: int | None, shard: str | None, cache_dir: Path | None, fmt: str = "text"):
     from .report import progress_callbacks
     from .runner import RunOptions, parse_shard
@@ -107,8 +112,8 @@ def migrate(paths, show_diff, check_only, exit_zero, exit_non_zero_on_fix, exact
     from .report import write_migration_report
     from .runner import run_migrate
 
-    named = paths if paths != ("-",) else (stdin_filename or ".",)
-    config = replace(_config(named, config_file, select, ignore, exclude), exact_only=exact_only)
+    config = replace(_config(_config_paths(paths, stdin_filename), config_file, select, ignore, exclude),
+                     exact_only=exact_only)
     write = not (show_diff or check_only)
     if paths == ("-",):
         results = [_migrate_stdin(stdin_filename or "-", config)]
@@ -145,7 +150,7 @@ def check(paths, fmt, exit_zero, no_cache, statistics, output_file, stdin_filena
     from .report import write_check_report, write_statistics
     from .runner import run_check
 
-    config = _config(paths if paths != ("-",) else (stdin_filename or ".",), config_file, select, ignore, exclude)
+    config = _config(_config_paths(paths, stdin_filename), config_file, select, ignore, exclude)
     if paths == ("-",):
         results = [_check_stdin(stdin_filename or "-", config)]
     else:

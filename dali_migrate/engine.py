@@ -273,9 +273,14 @@ def _graph_label(graph) -> str:
     return graph.variable or graph.function.name.value
 
 
+def _labels(migrated: _Migrated) -> dict[str, str]:
+    """Synthesized graph function -> the name a person knows the pipeline by."""
+    return {g.function.name.value: _graph_label(g) for g in (migrated.normalized.graphs if migrated.normalized else [])}
+
+
 def pipeline_outcomes(migrated: _Migrated) -> list[tuple[str, list[str]]]:
     """Each pipeline of the module with why it stays in pipeline mode; no reasons: migrated."""
-    labels = {g.function.name.value: _graph_label(g) for g in (migrated.normalized.graphs if migrated.normalized else [])}
+    labels = _labels(migrated)
     migration = migrated.migration
     outcomes = [(labels.get(name, name), []) for name in migration.migrated_pipelines]
     outcomes += [(labels.get(name, name), [b.message for b in blockers]) for name, blockers in migration.blockers.items()]
@@ -284,7 +289,7 @@ def pipeline_outcomes(migrated: _Migrated) -> list[tuple[str, list[str]]]:
 
 
 def _safety_by_label(migrated: _Migrated) -> dict[str, tuple[str, str]]:
-    labels = {g.function.name.value: _graph_label(g) for g in (migrated.normalized.graphs if migrated.normalized else [])}
+    labels = _labels(migrated)
     return {labels.get(name, name): level for name, level in migrated.migration.safety.items()}
 
 

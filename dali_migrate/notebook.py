@@ -51,7 +51,7 @@ class CodeCells:
     first_lines: list[int] = field(default_factory=list)  # 1-based line of each cell in source
     magics: list[str] = field(default_factory=list)
 
-    _json_places: dict[tuple[int, int], tuple[int, int]] | None = None
+    _json_places: dict[tuple[int, int], tuple[int, int]] | None = field(default=None, repr=False, compare=False)
 
     def locate(self, diagnostic: Diagnostic) -> Diagnostic:
         """A diagnostic of the joined module, moved to its cell (1-based over all cells), with

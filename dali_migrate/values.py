@@ -114,8 +114,8 @@ class ValueModel(ast.NodeVisitor):
     def __init__(self, tree: ast.Module, imported_generators: frozenset[str] = frozenset(),
                  strict: bool = False) -> None:
         self.tree = tree
-        # the audit of a migration: ``.tensors`` and ``ndd.as_tensor()`` that the migration wrote
-        # must be applied to values shown to be ndd Batches, not to values the model cannot see
+        # the audit of a migration: ``.tensors`` and ``.slice`` that the migration wrote must be
+        # applied to values shown to be ndd Batches, not to values the model cannot see
         self.strict = strict
         # how this module spells generator functions that other modules of the project define
         self.imported_generators = imported_generators

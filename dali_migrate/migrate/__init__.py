@@ -291,14 +291,9 @@ def _keep_in_pipeline_mode(plans: list[PipelinePlan], facts: ModuleFacts, keep: 
     for plan in plans:
         reasons = [why for name, why in keep.items()
                    if name == plan.graph.name or plan.graph.name in facts.graphs_of(facts.pipeline_helpers.get(name, ""))
-                   or plan.graph.name in _graphs_of_output_helper(facts, name)]
+                   or plan.graph.name in facts.output_helper_graphs(name)]
         if reasons:
             plan.block("DM001", plan.function, reasons[0])
-
-
-def _graphs_of_output_helper(facts: ModuleFacts, name: str) -> set[str]:
-    helper = facts.output_helpers.get(name)
-    return set().union(*(facts.graphs_of(var) for var in helper.origins)) if helper is not None else set()
 
 
 def _exported(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePlan]) -> list[str]:
@@ -311,7 +306,7 @@ def _exported(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePla
     names |= {helper for helper, var in facts.pipeline_helpers.items()
               if helper in top_level and facts.graphs_of(var) and facts.graphs_of(var) <= migrated_names}
     names |= {name for name in facts.output_helpers
-              if name in top_level and _graphs_of_output_helper(facts, name) & migrated_names}
+              if name in top_level and facts.output_helper_graphs(name) & migrated_names}
     return sorted(names)
 
 

@@ -251,17 +251,17 @@ def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bo
     names = [scope_names([s]) for s in body]
     once = {i for i, s in enumerate(body) if i not in fixed and _plain_python(s, ndd)}
     changed = True
-    while changed:
+    while changed:  # each pass only moves statements back into the loop
         changed = False
-        for i in sorted(once):
-            earlier = [names[j] for j in range(i) if j not in once]
-            bound_before = loop_bound.union(*(n.bound for n in earlier))
-            loaded_before = set().union(*(n.loaded for n in earlier))
-            bound_in_loop = loop_bound.union(*(names[j].bound for j in range(len(body)) if j not in once))
-            if (names[i].loaded & bound_before or names[i].bound & loaded_before
-                    or names[i].bound & bound_in_loop):
+        bound_in_loop = loop_bound.union(*(n.bound for i, n in enumerate(names) if i not in once))
+        bound_before, loaded_before = set(loop_bound), set()
+        for i, n in enumerate(names):
+            if i in once and (n.loaded & bound_before or n.bound & loaded_before or n.bound & bound_in_loop):
                 once.discard(i)
                 changed = True
+            if i not in once:
+                bound_before |= n.bound
+                loaded_before |= n.loaded
     return once
 
 

@@ -35,6 +35,7 @@ from ..optable import load_op_table
 from .names import scope_names, unique_name
 from .ops import TIGHT_EQUAL
 from .subclass import (
+    PIPELINE_POSITIONAL,
     SYNTHETIC_FN,
     NotConvertible,
     Subclass,
@@ -85,10 +86,6 @@ def _statement_call(statement: cst.BaseStatement) -> cst.BaseExpression | None:
         if isinstance(small, cst.Expr):
             return small.value
     return None
-
-
-# Pipeline.__init__'s leading parameters, for positional arguments
-PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
 
 
 def _pipeline_assignment(statement: cst.BaseStatement, imports: ImportTable) -> tuple[str, cst.Call] | None:

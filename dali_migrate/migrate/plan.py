@@ -16,6 +16,7 @@ from ..analysis import DaliCall, Graph, ModuleFacts, iterated_pipeline
 from ..imports import IMPORT_FROM_TYPES, IMPORT_TYPES, dotted_name
 from ..rules.dm004_mixed_device import mixed_device_strings
 from ..rules.dm012_python_source import PYTHON_OPS
+from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 from .ops import is_true, keyword_values
@@ -129,18 +130,13 @@ def plan_imported_pipeline(defined: PipelinePlan, local: str, facts: ModuleFacts
     return plan
 
 
-AUTOSERIALIZE = "nvidia.dali.plugin.triton.autoserialize"
-
-
 def _check_serialized(plan: PipelinePlan, facts: ModuleFacts) -> None:
     """``@autoserialize`` hands the pipeline graph to Triton's DALI backend: it stays a graph."""
     from .todo import KEPT
 
-    for decorator in plan.function.decorators:
-        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-        if facts.imports.resolve(target) == AUTOSERIALIZE:
-            plan.block("DM014", decorator, f"{KEPT}: `@autoserialize` serializes it for Triton's DALI backend, "
-                                           "which runs pipeline graphs")
+    for decorator in autoserialize_decorators(plan.function, facts.imports):
+        plan.block("DM014", decorator, f"{KEPT}: `@autoserialize` serializes it for Triton's DALI backend, "
+                                       "which runs pipeline graphs")
 
 
 def _check_pipeline_args(plan: PipelinePlan, keywords: dict, where: cst.CSTNode) -> None:
@@ -189,7 +185,7 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
         elif op.is_reader:
             readers.append(call)
     plan.readers = readers
-    inside = node_ids(plan.function)
+    inside = node_ids(plan.function) if facts.datanode_shapes else set()
     for site in facts.datanode_shapes:
         if id(site.node) not in inside:
             continue
@@ -442,8 +438,8 @@ def _method_reason(site) -> str:
 def block_mixed_output_helpers(plans: list[PipelinePlan], facts: ModuleFacts) -> None:
     """A function that takes outputs of several pipelines (``show_images``) is rewritten for
     ndd Batches or not at all: when one of those pipelines stays, they all stay."""
-    for name, helper in facts.output_helpers.items():
-        graphs = set().union(*(facts.graphs_of(var) for var in helper.origins))
+    for name in facts.output_helpers:
+        graphs = facts.output_helper_graphs(name)
         migratable = {p.graph.name for p in plans if p.migratable}
         kept = graphs - migratable
         if not kept:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..visitors import Transformer
+from ..visitors import Transformer, Visitor
 
 from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
@@ -135,9 +135,7 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable)
         raise NotConvertible("`__init__` must start with `super().__init__(...)`")
     operators, values, prelude, made = {}, {}, [], set()
     for statement in statements[1:]:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        name = (_self_attribute(small.targets[0].target)
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 else None)
+        name, small = _self_assignment(statement)
         if name is None and isinstance(statement, cst.If) and _builds_operators(statement, imports):
             plain, built = _operators_in_branches(statement, imports, optable)
             if plain is not None:
@@ -165,7 +163,17 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable)
     return statements[0].body[0].value, operators, values, prelude, made
 
 
-def _builds_operators(statement: cst.If, imports: ImportTable) -> bool:
+def _self_assignment(statement: cst.BaseStatement) -> tuple[str | None, cst.Assign | None]:
+    """(``x``, the assignment) for a line ``self.x = value``; (None, None) for anything else."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        name = _self_attribute(small.targets[0].target)
+        if name is not None:
+            return name, small
+    return None, None
+
+
+def _builds_operators(statement: cst.CSTNode, imports: ImportTable) -> bool:
     return any(q.startswith("nvidia.dali.ops.") for q in _qualnames(statement, imports))
 
 
@@ -204,9 +212,7 @@ def _operators_in_branches(statement: cst.If, imports: ImportTable, optable: OpT
 def _split_branch(block: cst.BaseSuite, imports: ImportTable, first_line: str):
     kept, built = [], {}
     for statement in block.body:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        name = (_self_attribute(small.targets[0].target)
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 else None)
+        name, small = _self_assignment(statement)
         if name is not None and isinstance(small.value, cst.Call) and (
                 imports.resolve(small.value.func) or "").startswith("nvidia.dali.ops."):
             built[name] = small.value
@@ -250,21 +256,21 @@ def _plain_statement(statement: cst.BaseStatement, imports: ImportTable) -> cst.
     code = cst.Module([]).code_for_node(statement).strip().splitlines()[0]
     if "self" in all_names(statement):
         raise NotConvertible(f"`{code}` in `__init__` uses `self` other than as `self.name = ...`")
-    if any(q.startswith("nvidia.dali.ops.") for q in _qualnames(statement, imports)):
+    if _builds_operators(statement, imports):
         raise NotConvertible(f"`{code}` in `__init__` builds an operator inside a statement: build each "
                              "operator with `self.name = ops.X(...)` on its own line")
     return statement
 
 
 def _qualnames(node: cst.CSTNode, imports: ImportTable) -> set[str]:
+    """The DALI names ``node`` calls."""
     found: set[str] = set()
 
-    class Calls(Transformer):
-        def leave_Call(self, original_node, updated_node):
-            qualname = imports.resolve(original_node.func)
+    class Calls(Visitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            qualname = imports.resolve(call.func)
             if qualname:
                 found.add(qualname)
-            return updated_node
 
     node.visit(Calls())
     return found
@@ -312,6 +318,7 @@ class _GraphRewriter(Transformer):
             return value
         raise NotConvertible(f"`self.{name}` in `define_graph` is not set in `__init__`")
 
+
 def _check_values_hold(operators: dict, values: dict, prelude: list[cst.BaseStatement]) -> None:
     """An operator's arguments are read where ``define_graph`` calls it, after all of the
     prelude: a name they read must not change after the operator was built."""
@@ -328,13 +335,12 @@ def _self_assigned(graph: cst.FunctionDef) -> set[str]:
     """``self.x`` names that ``define_graph`` assigns (``self.jpegs, self.labels = self.input()``)."""
     found: set[str] = set()
 
-    class Targets(Transformer):
-        def leave_AssignTarget(self, original_node, updated_node):
-            for element in _flattened(original_node.target):
+    class Targets(Visitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            for element in _flattened(target.target):
                 name = _self_attribute(element)
                 if name is not None:
                     found.add(name)
-            return updated_node
 
     graph.body.visit(Targets())
     return found
@@ -391,9 +397,9 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
         raise NotConvertible(f"`self.{sorted(made & set(params))[0]}` has the name of a parameter of `__init__`")
     rewriter = _GraphRewriter(operators, values, set(params))
     rewriter.graph_locals = _self_assigned(graph) - set(operators) - set(values)
-    if rewriter.graph_locals & (set(params) | scope_names(prelude).bound):
-        clash = sorted(rewriter.graph_locals & (set(params) | scope_names(prelude).bound))[0]
-        raise NotConvertible(f"`self.{clash}` in `define_graph` has the name of a local of `__init__`")
+    clashes = rewriter.graph_locals & (set(params) | scope_names(prelude).bound)
+    if clashes:
+        raise NotConvertible(f"`self.{sorted(clashes)[0]}` in `define_graph` has the name of a local of `__init__`")
     rewriter.operators = {name: (op, constructor.visit(rewriter), position)
                           for name, (op, constructor, position) in operators.items()}
     body = graph.body.visit(rewriter)

@@ -7,7 +7,20 @@ from typing import Iterator
 import libcst as cst
 
 from ..analysis import ModuleFacts
+from ..imports import ImportTable
 from .base import Finding, Rule
+
+AUTOSERIALIZE = "nvidia.dali.plugin.triton.autoserialize"
+
+
+def autoserialize_decorators(function: cst.CSTNode, imports: ImportTable) -> list[cst.Decorator]:
+    """``@autoserialize`` on a graph function: Triton's DALI backend gets its serialized graph."""
+    found = []
+    for decorator in getattr(function, "decorators", ()):
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if imports.resolve(target) == AUTOSERIALIZE:
+            found.append(decorator)
+    return found
 
 
 class Serialize(Rule):
@@ -47,7 +60,5 @@ class Serialize(Rule):
             if call.qualname.endswith("Pipeline.deserialize"):
                 yield self.finding(call.node, "`Pipeline.deserialize`")
         for graph in facts.graphs:
-            for decorator in getattr(graph.node, "decorators", ()):
-                target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-                if facts.imports.resolve(target) == "nvidia.dali.plugin.triton.autoserialize":
-                    yield self.finding(decorator, "`@autoserialize` (Triton)")
+            for decorator in autoserialize_decorators(graph.node, facts.imports):
+                yield self.finding(decorator, "`@autoserialize` (Triton)")

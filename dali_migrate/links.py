@@ -12,7 +12,9 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 from .files import read_regular
 from .prefilter import might_use_dali
@@ -43,12 +45,18 @@ NOTHING = Exports()
 
 
 class ProjectLinks:
-    """Follows imports of the project's modules; ``root`` is where absolute imports start."""
+    """Follows imports of the project's modules. ``find_root`` gives where absolute imports start;
+    it is asked only when an absolute import is resolved (it may run ``git``)."""
 
-    def __init__(self, root: Path | None) -> None:
-        self.root = root.resolve() if root is not None else None
+    def __init__(self, find_root: Callable[[], Path | None]) -> None:
+        self._find_root = find_root
         self._exports: dict[Path, Exports] = {}
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
+
+    @cached_property
+    def root(self) -> Path | None:
+        root = self._find_root()
+        return root.resolve() if root is not None else None
 
     def links(self, path: Path, data: bytes) -> Links:
         pipelines: set[str] = set()
@@ -87,20 +95,27 @@ class ProjectLinks:
 
     def _find(self, importer: Path, dots: int, dotted: str) -> Path | None:
         parts = [part for part in dotted.split(".") if part]
-        if dots:
-            base = importer.parent
-            for _ in range(dots - 1):
-                base = base.parent
-            bases = [base]
-        else:
-            bases = [importer.parent, *((self.root, self.root / "src") if self.root is not None else ())]
-        for base in bases:
+        for base in self._bases(importer, dots):
             stem = base.joinpath(*parts)
             candidates = [stem / "__init__.py"] + ([stem.with_name(stem.name + ".py")] if parts else [])
             for candidate in reversed(candidates):
                 if candidate.is_file():
                     return candidate.resolve()
         return None
+
+    def _bases(self, importer: Path, dots: int):
+        """Folders a module path starts from: the package for a relative import; the importer's
+        folder, then the project root and its ``src/`` (looked up only if needed) otherwise."""
+        if dots:
+            base = importer.parent
+            for _ in range(dots - 1):
+                base = base.parent
+            yield base
+            return
+        yield importer.parent
+        if self.root is not None:
+            yield self.root
+            yield self.root / "src"
 
     def exports(self, module: Path | None) -> Exports:
         if module is None:

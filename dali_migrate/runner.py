@@ -197,7 +197,8 @@ def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOp
     paths = list(paths)
     from .links import ProjectLinks
 
-    results = process(paths, config, check_file, options, cache, ProjectLinks(_project_root(paths, config)).links)
+    links = ProjectLinks(lambda: _project_root(paths, config)).links
+    results = process(paths, config, check_file, options, cache, links)
     if cache is not None:
         cache.save()
     return results

@@ -478,7 +478,7 @@ def safety(plan: PipelinePlan) -> tuple[str, str]:
         return "behaviour change", "checkpoints move to `ndd.checkpoint`: states saved in pipeline mode do not load"
     if plan.random_calls:
         return "equivalent", "its random operators draw from a new ndd RNG stream"
-    if any(_shuffles(reader.node) for reader in plan.readers):
+    if any(reader_needs_pipeline_seed(reader.node) for reader in plan.readers):  # a seed of its own: same order
         return "equivalent", "its reader shuffles with another seed than DALI derived in pipeline mode"
     return "exact", "the same data, bit for bit"
 

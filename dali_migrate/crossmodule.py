@@ -23,11 +23,13 @@ from .imports import IMPORT_TYPES, dotted_name, import_nodes
 
 
 def module_name(path: Path, root: Path | None) -> str:
-    """``pkg/pipelines.py`` -> ``pkg.pipelines``, relative to the project root."""
+    """``pkg/pipelines.py`` -> ``pkg.pipelines``, relative to the project root. Without one
+    (or outside it) the whole path counts: ``_same_module`` matches an import by its last parts."""
+    absolute = path.resolve()
     try:
-        relative = path.resolve().relative_to(root.resolve()) if root else Path(path.name)
+        relative = absolute.relative_to(root.resolve()) if root else absolute.relative_to(absolute.anchor)
     except ValueError:
-        relative = Path(path.name)
+        relative = absolute.relative_to(absolute.anchor)
     parts = list(relative.with_suffix("").parts)
     if parts and parts[-1] == "__init__":
         parts.pop()

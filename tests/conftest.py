@@ -33,3 +33,33 @@ def isolated_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def repo_root() -> Path:
     return ROOT
+
+
+def _todo_above(lines: list[str], index: int) -> bool:
+    probe = index - 1
+    while probe >= 0 and lines[probe].lstrip().startswith(("#", "@")):
+        if "TODO(dali-migrate)" in lines[probe]:
+            return True
+        probe -= 1
+    return False
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def covered_by_todo(lines: list[str], line: int) -> bool:
+    """A TODO comment sits above ``line``'s statement or above one of its enclosing blocks."""
+    index = line - 1
+    if index >= len(lines):
+        return False
+    if _todo_above(lines, index):
+        return True
+    depth = _indent(lines[index])
+    for probe in range(index - 1, -1, -1):
+        text = lines[probe]
+        if text.strip() and not text.lstrip().startswith("#") and _indent(text) < depth:
+            if _todo_above(lines, probe):
+                return True
+            depth = _indent(text)
+    return False

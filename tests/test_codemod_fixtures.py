@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from conftest import MIGRATE_FIXTURES, diagnostics_text, expected_path, fixture_stem
+from conftest import MIGRATE_FIXTURES, covered_by_todo, diagnostics_text, expected_path, fixture_stem
 from dali_migrate.config import Config
 from dali_migrate.engine import check_source, migrate_file
 from dali_migrate.notebook import read_code_cells
@@ -42,36 +42,6 @@ def test_migrated_output_parses_and_second_run_is_a_no_op(source):
     assert not again.changed
 
 
-def _todo_above(lines: list[str], index: int) -> bool:
-    probe = index - 1
-    while probe >= 0 and lines[probe].lstrip().startswith(("#", "@")):
-        if "TODO(dali-migrate)" in lines[probe]:
-            return True
-        probe -= 1
-    return False
-
-
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
-
-
-def _covered_by_todo(lines: list[str], line: int) -> bool:
-    """A TODO comment sits above ``line``'s statement or above one of its enclosing blocks."""
-    index = line - 1
-    if index >= len(lines):
-        return False
-    if _todo_above(lines, index):
-        return True
-    depth = _indent(lines[index])
-    for probe in range(index - 1, -1, -1):
-        text = lines[probe]
-        if text.strip() and not text.lstrip().startswith("#") and _indent(text) < depth:
-            if _todo_above(lines, probe):
-                return True
-            depth = _indent(text)
-    return False
-
-
 @pytest.mark.parametrize("source", MIGRATE_FIXTURES, ids=IDS)
 def test_check_on_migrated_code_reports_only_todo_sites(source):
     result = _migrate(source)
@@ -80,7 +50,7 @@ def test_check_on_migrated_code_reports_only_todo_sites(source):
         code = read_code_cells(code).source.encode()
     lines = code.decode().splitlines()
     remaining = check_source(code, source.name, Config()).diagnostics
-    uncovered = [d for d in remaining if not _covered_by_todo(lines, d.line)]
+    uncovered = [d for d in remaining if not covered_by_todo(lines, d.line)]
     assert uncovered == []
     if not any(d.fix == "todo" for d in result.diagnostics):
         assert remaining == []

@@ -285,7 +285,14 @@ def pipeline_outcomes(migrated: _Migrated) -> list[tuple[str, list[str]]]:
     outcomes = [(labels.get(name, name), []) for name in migration.migrated_pipelines]
     outcomes += [(labels.get(name, name), [b.message for b in blockers]) for name, blockers in migration.blockers.items()]
     outcomes += [(label, why) for label, why in migrated.kept.items() if label not in dict(outcomes)]
-    return outcomes
+    return [(label, _external_first(why)) for label, why in outcomes]
+
+
+def _external_first(reasons: list[str]) -> list[str]:
+    """A reason outside the user's code (Triton, a TensorFlow plugin) is named before blockers."""
+    from .migrate.todo import KEPT
+
+    return sorted(reasons, key=lambda reason: not reason.startswith(KEPT))
 
 
 def _safety_by_label(migrated: _Migrated) -> dict[str, tuple[str, str]]:

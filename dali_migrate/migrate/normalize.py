@@ -310,9 +310,22 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
 
     converted: dict[int, Subclass] = {}
     reasons: dict[int, list] = {}
+    pipeline_bases: set[str] = set()
     for statement in module.body:
-        if not isinstance(statement, cst.ClassDef) or not is_pipeline_subclass(statement, imports):
+        if not isinstance(statement, cst.ClassDef):
             continue
+        local_base = next((dotted_name(b.value) for b in statement.bases if dotted_name(b.value) in pipeline_bases), None)
+        if local_base is not None:
+            pipeline_bases.add(statement.name.value)
+            anchor = _define_graph(statement) or statement
+            reasons[id(anchor)] = [Blocker("DM002", anchor, (
+                f"`{statement.name.value}` subclasses `{local_base}`, a pipeline base class of this module: "
+                "a shared base class is not migrated; merge its `__init__` and methods into the subclass, "
+                "or rewrite both as generators by hand"))]
+            continue
+        if not is_pipeline_subclass(statement, imports):
+            continue
+        pipeline_bases.add(statement.name.value)
         try:
             subclass = convert(statement, imports, load_op_table(), SYNTHETIC_DECORATOR)
         except NotConvertible as reason:

@@ -404,8 +404,34 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
     for site in facts.tensorlist_uses:
         if site.origin in plan.pipe_vars and site.detail in UNSUPPORTED_OUTPUT_METHODS:
             plan.block("DM007", site.node, f"`{site.detail}()` on a pipeline output")
-    for node in [n for key in [name, *plan.pipe_vars] for n in strays.get(key, [])]:
+    stray_nodes = [n for key in [name, *plan.pipe_vars] for n in strays.get(key, [])]
+    consumed = _block_graph_consumers(plan, facts, {id(n) for n in stray_nodes})
+    for node in (n for n in stray_nodes if id(n) not in consumed):
         plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value; migrate that use by hand")
+
+
+GRAPH_CONSUMERS = {"tf": "TensorFlow", "mxnet": "MXNet", "paddle": "PaddlePaddle"}
+
+
+def _block_graph_consumers(plan: PipelinePlan, facts: ModuleFacts, stray_ids: set[int]) -> set[int]:
+    """TensorFlow's ``DALIDataset`` and the MXNet and Paddle iterators run the pipeline graph in
+    their framework: the pipeline stays. Returns the ids of the pipeline expressions they take."""
+    from ..rules.dm010_framework_iterator import GUIDANCE, plugin_name
+    from .todo import KEPT
+
+    consumed: set[int] = set()
+    for site in facts.iterator_uses:
+        plugin, pipeline = plugin_name(site.name), iterated_pipeline(site.node)
+        if plugin not in GRAPH_CONSUMERS or pipeline is None:
+            continue
+        if id(pipeline) in stray_ids or dotted_name(pipeline) in (plan.graph.name, *plan.pipe_vars):
+            consumed.add(id(pipeline))
+            short = site.name.rsplit(".", 1)[-1]
+            plan.block("DM010", site.node, (
+                f"{KEPT}: `{short}` (`nvidia.dali.plugin.{plugin}`) runs the pipeline graph inside "
+                f"{GRAPH_CONSUMERS[plugin]}, and dynamic mode has no graph to give it; to move off it, "
+                f"{GUIDANCE[plugin]}"))
+    return consumed
 
 
 def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> None:

@@ -26,9 +26,9 @@ from ..imports import dotted_name
 from .names import scope_names
 from .ops import bracket_moved, reader_constructor, realigned
 from .plan import all_params
+from .pure import evaluates_the_same_twice, grouped
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
-SIMPLE_VALUES = (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float)
 
 
 class NotMigratable(Exception):
@@ -145,9 +145,14 @@ class _Substitute(Transformer):
         self.bound, self.params, self.graph_locals = bound, params, graph_locals
         self.imported = imported  # the reader is defined in another module: its names are not here
         self.skip: set[int] = set()
+        self.grouped: dict[int, cst.BaseExpression] = {}  # parenthesized here -> as passed
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip.add(id(node.attr))
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        """A whole argument needs no parentheses."""
+        return updated_node.with_changes(value=self.grouped.get(id(updated_node.value), updated_node.value))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -159,9 +164,13 @@ class _Substitute(Transformer):
             return updated_node
         if name in self.params:
             value = self.bound.get(name)
-            if not isinstance(value, SIMPLE_VALUES):
-                raise NotMigratable(f"`{name}` is not a plain name or literal at the pipeline's call")
-            return value
+            if value is None or not evaluates_the_same_twice(value):
+                raise NotMigratable(f"`{name}` at the pipeline's call may not give the same value twice "
+                                    "(it calls a function): assign it to a name first and pass the name")
+            grouped_value = grouped(value)
+            if grouped_value is not value:
+                self.grouped[id(grouped_value)] = value
+            return grouped_value
         if name in self.graph_locals:
             raise NotMigratable(f"the reader's arguments use `{name}`, computed inside the pipeline")
         if self.imported and name not in ("True", "False", "None"):

@@ -38,6 +38,7 @@ from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
 from .names import all_names, scope_names
 from .ops import TIGHT_EQUAL, keyword_arg
+from .pure import evaluates_the_same_twice, grouped
 
 # Pipeline.__init__'s leading positional parameters, in order
 PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
@@ -445,21 +446,27 @@ def calls_fit(call: cst.Call, subclass: Subclass) -> bool:
              **{a.keyword.value: a.value for a in call.args if a.keyword is not None}}
     for name, value in subclass.computed.items():
         needed = _names_in(value) & set(subclass.call_params)
-        if name in given or any(n not in given or not _evaluated_twice_safely(given[n]) for n in needed):
+        if name in given or any(n not in given or not evaluates_the_same_twice(given[n]) for n in needed):
             return False
     return True
 
 
-def _evaluated_twice_safely(value: cst.BaseExpression) -> bool:
-    """A name, an attribute of one, or a literal: the computed argument may read it again."""
-    if isinstance(value, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
-        return True
-    return isinstance(value, cst.Attribute) and _evaluated_twice_safely(value.value)
-
-
 def _substituted(value: cst.BaseExpression, given: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
     class Substitute(Transformer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.not_variables: set[int] = set()  # ``x.name``, ``f(name=...)``
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            self.not_variables.add(id(node.attr))
+
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.keyword is not None:
+                self.not_variables.add(id(node.keyword))
+
         def leave_Name(self, original_node, updated_node):
-            return given.get(original_node.value, updated_node)
+            if id(original_node) in self.not_variables or original_node.value not in given:
+                return updated_node
+            return grouped(given[original_node.value])
 
     return value.visit(Substitute())

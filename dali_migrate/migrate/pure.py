@@ -1,0 +1,58 @@
+"""Expressions that may be evaluated a second time with the same result.
+
+A pipeline's argument is sometimes needed twice after migration: a computed seed
+(``seed=12 + device_id``) at the call site, a reader's arguments where its metadata is read.
+Copying an expression is safe when evaluating it again gives the same value and does
+nothing else: names, attributes, literals, f-strings, operators, subscripts and a few
+built-in or library functions that only compute (``len``, ``os.path.join``,
+``torch.cuda.device_count``). A call to anything else may have effects, and is not copied.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..imports import dotted_name
+
+PURE_FUNCTIONS = frozenset({
+    "len", "int", "float", "str", "bool", "min", "max", "abs", "round", "sorted", "tuple", "list",
+    "os.path.join", "os.path.expanduser", "os.path.dirname", "os.path.basename", "os.getenv",
+    "os.environ.get", "torch.cuda.device_count", "dist.get_rank", "dist.get_world_size",
+    "torch.distributed.get_rank", "torch.distributed.get_world_size",
+})
+LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
+OPERATIONS = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.UnaryOperation)
+
+
+def evaluates_the_same_twice(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Name, *LITERALS)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return evaluates_the_same_twice(node.value)
+    if isinstance(node, cst.ConcatenatedString):
+        return evaluates_the_same_twice(node.left) and evaluates_the_same_twice(node.right)
+    if isinstance(node, cst.FormattedString):
+        return all(evaluates_the_same_twice(part.expression) for part in node.parts
+                   if isinstance(part, cst.FormattedStringExpression))
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and evaluates_the_same_twice(e.value) for e in node.elements)
+    if isinstance(node, cst.Subscript):
+        return evaluates_the_same_twice(node.value) and all(
+            isinstance(s.slice, cst.Index) and evaluates_the_same_twice(s.slice.value) for s in node.slice)
+    if isinstance(node, cst.Call):
+        return dotted_name(node.func) in PURE_FUNCTIONS and all(
+            not a.star and evaluates_the_same_twice(a.value) for a in node.args)
+    if isinstance(node, cst.Comparison):
+        return evaluates_the_same_twice(node.left) and all(
+            evaluates_the_same_twice(target.comparator) for target in node.comparisons)
+    if isinstance(node, OPERATIONS):
+        return all(evaluates_the_same_twice(child) for child in node.children
+                   if isinstance(child, cst.BaseExpression))
+    return False
+
+
+def grouped(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` in parentheses when an operator inside it could bind to its new neighbours."""
+    if isinstance(node, OPERATIONS) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node

@@ -226,7 +226,34 @@ class _ImportIndex:
                                     + rb"\b", re.M)
         own = own.resolve()
         return [path for path, data in self.mentions.get(name, [])
-                if path.resolve() != own and imports_module.search(data)]
+                if path.resolve() != own and imports_module.search(data) and _may_import(data, path, own)]
+
+
+def _may_import(data: bytes, user: Path, module: Path) -> bool:
+    """An import in ``user`` can reach ``module`` as Python finds modules: relative to its package,
+    or absolute from one of its folders (the script's own, the project root). Two copies of a
+    project in one run must not become each other's callers."""
+    if re.search(rb"^[ \t]*from[ \t]+\.", data, re.M) and module.parent in user.resolve().parents[:3]:
+        return True
+    for folder in user.resolve().parents:
+        try:
+            parts = list(module.relative_to(folder).with_suffix("").parts)
+        except ValueError:
+            return False  # ``module`` is outside this folder, and so outside every folder above it
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts and _names_module(data, parts):
+            return True
+    return False
+
+
+def _names_module(data: bytes, parts: list[str]) -> bool:
+    dotted = re.escape(".".join(parts).encode())
+    if re.search(rb"^[ \t]*(?:import|from)[ \t]+" + dotted + rb"\b(?!\.)", data, re.M):
+        return True
+    parent, stem = re.escape(".".join(parts[:-1]).encode()), re.escape(parts[-1].encode())
+    return len(parts) > 1 and re.search(
+        rb"^[ \t]*from[ \t]+" + parent + rb"[ \t]+import[ \t(]+[\w \t,\n]*\b" + stem + rb"\b", data, re.M) is not None
 
 
 def _migrate_across_files(results: list[FileResult], run_files: list[Path], project_files: list[Path],

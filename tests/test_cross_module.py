@@ -135,3 +135,34 @@ def test_a_name_that_is_not_imported_from_the_module_does_not_keep_it(tmp_path):
     migrated = (root / "pkg" / "pipelines.py").read_text()
     assert "def train_pipe(root, *, batch_size=2, num_threads=1):" in migrated
     assert "TODO" not in migrated
+
+
+def test_two_copies_of_a_project_in_one_run_are_not_each_others_callers(tmp_path):
+    """Module names alone would match both copies' `pkg/pipelines.py`; Python's lookup from the
+    importer's folders matches only its own."""
+    kept_caller = FROM_IMPORT.replace("pipe.build()", "pipe.build()\nprint(pipe.serialize() is not None)")
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    one, two = _project(tmp_path / "one", FROM_IMPORT), _project(tmp_path / "two", kept_caller)
+    before = _run(one)
+    results = run_migrate([tmp_path], Config(), write=True)
+    assert all(r.error is None for r in results)
+    assert "next(pipe)" in (one / "train.py").read_text()  # two's use does not keep one's pipeline
+    assert (two / "train.py").read_text() == kept_caller
+    assert _run(one) == before
+
+
+def test_a_sibling_package_import_is_followed_without_a_project_root(tmp_path):
+    """`from common.pipelines import ...` in `common/loader.py`, run from the project's folder,
+    with neither git nor pyproject.toml to name the root."""
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "pipelines.py").write_text(PIPELINES)
+    (tmp_path / "common" / "loader.py").write_text(
+        "from common.pipelines import ROOT, train_pipe\n\n\ndef labels():\n    pipe = train_pipe(ROOT)\n"
+        "    pipe.build()\n    return pipe.run()[0].as_array().ravel().tolist()\n")
+    (tmp_path / "train.py").write_text("from common.loader import labels\n\nprint(labels())\n")
+    before = _run(tmp_path)
+    results = run_migrate([tmp_path], Config(), write=True)
+    assert [r.pipelines for r in results if r.pipelines] == [[("train_pipe", []), ("local_pipe", [])]]
+    assert "next(pipe)" in (tmp_path / "common" / "loader.py").read_text()
+    assert _run(tmp_path) == before

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "migrate"
+PROJECTS = FIXTURES.parent / "projects"
+RUNNABLE = ["augment_random", "shuffled_epochs", "train_classifier", "numpy_augment"]  # verify: both run on CPU
 BIN = Path(sys.executable).parent
 RUFF_BANNED_API = [
     "--select", "TID251",
@@ -71,6 +73,66 @@ def generate(folder: Path, files: int, lines: int, dali_share: float, seed: int 
     return dali_files
 
 
+def realistic(folder: Path, min_lines: int) -> int:
+    """Copies of the real-project corpus (fixtures/projects: loaders, training scripts, helpers)
+    and of the fixture inputs, one folder per copy, until ``min_lines``: DALI-heavy code as
+    projects write it, every import resolvable inside its copy. Returns the number of copies."""
+    copies, lines = 0, 0
+    while lines < min_lines:
+        copy = folder / f"copy{copies:03d}"
+        for project in sorted(p for p in PROJECTS.iterdir() if p.is_dir()):
+            shutil.copytree(project, copy / project.name)
+        (copy / "examples").mkdir(parents=True)
+        for source in sorted(FIXTURES.glob("*.input.py")):
+            shutil.copy(source, copy / "examples" / source.name.replace(".input", ""))
+        copies += 1
+        lines = count_lines(folder)
+    return copies
+
+
+def parse_seconds(folder: Path, parser: str, repeat: int) -> float:
+    """Parse every file of ``folder`` with CPython's ``ast`` or LibCST, in a fresh process."""
+    code = ("import sys, pathlib, time\n"
+            + ("import ast\nparse = ast.parse\n" if parser == "ast" else "import libcst\nparse = libcst.parse_module\n")
+            + "files = [p.read_bytes() for p in pathlib.Path(sys.argv[1]).rglob('*.py')]\n"
+            "start = time.perf_counter()\nfor data in files: parse(data)\nprint(time.perf_counter() - start)\n")
+    return min(float(subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
+                                    check=True).stdout) for _ in range(repeat))
+
+
+def throughput(name: str, iterations: int) -> tuple[float, float] | None:
+    """Batches per second of a fixture's pipeline in pipeline mode and migrated, from `verify`."""
+    with tempfile.TemporaryDirectory() as temp:
+        report = Path(temp, "verify.json")
+        subprocess.run([str(BIN / "dali-migrate"), "verify", str(FIXTURES / f"{name}.input.py"), "--iterations",
+                        str(iterations), "--json", str(report)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not report.exists():
+            return None
+        import json
+
+        pipelines = [p for p in json.loads(report.read_text())["pipelines"] if p["original"]["ok"] and p["migrated"]["ok"]]
+    if not pipelines:
+        return None
+    return (sum(p["original"]["batches_per_s"] for p in pipelines) / len(pipelines),
+            sum(p["migrated"]["batches_per_s"] for p in pipelines) / len(pipelines))
+
+
+def bench_realistic(folder: Path, repeat: int) -> list[tuple[str, float, int]]:
+    """Rows (command, seconds, lines) on one core for the real-project corpus."""
+    tool, lines = str(BIN / "dali-migrate"), count_lines(folder)
+    rows = [("CPython `ast.parse` of every file", parse_seconds(folder, "ast", repeat), lines),
+            ("LibCST `parse_module` of every file", parse_seconds(folder, "libcst", 1), lines)]
+    ruff = shutil.which("ruff") or str(BIN / "ruff")
+    if Path(ruff).exists():
+        rows.append(("ruff `--select TID251` (banned-api on nvidia.dali), no cache",
+                     timed([ruff, "check", "--no-cache", "--quiet", *RUFF_BANNED_API, "."], folder, repeat), lines))
+    rows.append(("`dali-migrate check --no-cache -j 1`", timed([tool, "check", "--no-cache", "-j", "1", "."], folder, 1),
+                 lines))
+    rows.append(("`dali-migrate migrate --check -j 1`", timed([tool, "migrate", "--check", "-j", "1", "."], folder, 1),
+                 lines))
+    return rows
+
+
 def timed(command: list[str], cwd: Path, repeat: int, env: dict | None = None) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -113,7 +175,30 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=100, help="lines per file")
     parser.add_argument("--heavy-files", type=int, default=300, help="files of the DALI-heavy corpus")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--real-lines", type=int, default=100_000, help="lines of the real-project corpus")
+    parser.add_argument("--iterations", type=int, default=50, help="batches per throughput measurement")
     options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dali-migrate-bench-") as temp:
+        real = Path(temp, "real")
+        copies = realistic(real, options.real_lines)
+        files = len(list(real.rglob("*.py")))
+        real_rows = bench_realistic(real, options.repeat)
+        single = next(p for p in sorted(real.rglob("*.py")) if b"pipeline_def" in p.read_bytes())
+        single_seconds = timed([str(BIN / "dali-migrate"), "check", "--no-cache", str(single)], real, options.repeat)
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}\n")
+    print(f"Real-project corpus: {copies} copies of fixtures/projects and the fixture inputs, {files} files, "
+          f"{real_rows[0][2]:,} lines; one core.\n")
+    print("| command | seconds | lines/s |\n| --- | --- | --- |")
+    for command, seconds, lines in real_rows:
+        print(f"| {command} | {seconds:.2f} | {lines / seconds:,.0f} |")
+    print(f"| `dali-migrate check` on one small file ({single.name}, startup included) | {single_seconds:.2f} | |\n")
+    print(f"Pipeline throughput on CPU (`dali-migrate verify`, {options.iterations} batches):\n")
+    print("| fixture | pipeline mode, batches/s | migrated, batches/s | ratio |\n| --- | --- | --- | --- |")
+    for name in RUNNABLE:
+        measured = throughput(name, options.iterations)
+        if measured:
+            print(f"| {name} | {measured[0]:.1f} | {measured[1]:.1f} | {measured[1] / measured[0]:.2f}x |")
+    print()
     rows: list[tuple[str, str, float]] = []
     with tempfile.TemporaryDirectory(prefix="dali-migrate-bench-") as temp:
         large, heavy = Path(temp, "large"), Path(temp, "heavy")

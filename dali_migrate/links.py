@@ -52,6 +52,7 @@ class ProjectLinks:
         self._find_root = find_root
         self._exports: dict[Path, Exports] = {}
         self._modules: dict[tuple[Path, int, str], Path | None] = {}
+        self._folders: dict[Path, Path] = {}
 
     @cached_property
     def root(self) -> Path | None:
@@ -61,7 +62,7 @@ class ProjectLinks:
     def links(self, path: Path, data: bytes) -> Links:
         pipelines: set[str] = set()
         generators: set[str] = set()
-        importer = path.resolve()
+        importer = self._resolved(path)
         for dots, module, names in FROM_IMPORT.findall(data):
             self._from_import(importer, len(dots), module.decode("ascii", "replace"),
                               names.decode("utf-8", "replace"), pipelines, generators)
@@ -72,6 +73,16 @@ class ProjectLinks:
             pipelines |= {f"{spelled}.{name}" for name in exports.pipelines}
             generators |= {f"{spelled}.{name}" for name in exports.generators}
         return Links(frozenset(pipelines), frozenset(generators))
+
+    def _resolved(self, path: Path) -> Path:
+        """``path.resolve()``, with each folder resolved once per run (a run checks many files of
+        few folders, and resolving walks every component)."""
+        if path.is_symlink():
+            return path.resolve()
+        folder = self._folders.get(path.parent)
+        if folder is None:
+            folder = self._folders[path.parent] = path.parent.resolve()
+        return folder / path.name
 
     def _from_import(self, importer: Path, dots: int, module: str, names: str, pipelines: set[str],
                      generators: set[str]) -> None:

@@ -74,6 +74,21 @@ class ProjectLinks:
             generators |= {f"{spelled}.{name}" for name in exports.generators}
         return Links(frozenset(pipelines), frozenset(generators))
 
+    def imported_modules(self, path: Path, data: bytes) -> set[Path]:
+        """The project's module files that the imports of ``path`` reach, ``from pkg import mod``
+        included."""
+        importer = self._resolved(path)
+        found: set[Path | None] = set()
+        for dots, module, names in FROM_IMPORT.findall(data):
+            dotted = module.decode("ascii", "replace")
+            found.add(self.module_file(importer, len(dots), dotted))
+            for name, _ in IMPORTED_NAME.findall(names.decode("utf-8", "replace").strip("()")):
+                found.add(self.module_file(importer, len(dots), f"{dotted}.{name}" if dotted else name))
+        for module, _ in IMPORT.findall(data):
+            found.add(self.module_file(importer, 0, module.decode("ascii", "replace")))
+        found.discard(None)
+        return found
+
     def _resolved(self, path: Path) -> Path:
         """``path.resolve()``, with each folder resolved once per run (a run checks many files of
         few folders, and resolving walks every component)."""
@@ -115,8 +130,9 @@ class ProjectLinks:
         return None
 
     def _bases(self, importer: Path, dots: int):
-        """Folders a module path starts from: the package for a relative import; the importer's
-        folder, then the project root and its ``src/`` (looked up only if needed) otherwise."""
+        """Folders a module path starts from: the package for a relative import; otherwise the
+        importer's folder, then each folder above it up to the project root (all of them without
+        one; the root is looked up only if needed), then the root's ``src/``."""
         if dots:
             base = importer.parent
             for _ in range(dots - 1):
@@ -124,8 +140,12 @@ class ProjectLinks:
             yield base
             return
         yield importer.parent
+        # the folder a script runs from is on the path: the importer's own, or one above it
+        for folder in importer.parent.parents:
+            yield folder
+            if folder == self.root:
+                break
         if self.root is not None:
-            yield self.root
             yield self.root / "src"
 
     def exports(self, module: Path | None) -> Exports:

@@ -205,9 +205,13 @@ def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOp
 
 
 class _ImportIndex:
-    """Which project files mention which of the exported names, from one read of each file."""
+    """Which project files mention which of the exported names, from one read of each file; a
+    file is an importer of a module when its imports reach that module (see links.py)."""
 
-    def __init__(self, names: set[str], files: list[Path]) -> None:
+    def __init__(self, names: set[str], files: list[Path], root: Path | None) -> None:
+        from .links import ProjectLinks
+
+        self.links = ProjectLinks(lambda: root)
         self.mentions: dict[str, list[tuple[Path, bytes]]] = {name: [] for name in names}
         any_name = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
         for path in files:
@@ -226,34 +230,8 @@ class _ImportIndex:
                                     + rb"\b", re.M)
         own = own.resolve()
         return [path for path, data in self.mentions.get(name, [])
-                if path.resolve() != own and imports_module.search(data) and _may_import(data, path, own)]
-
-
-def _may_import(data: bytes, user: Path, module: Path) -> bool:
-    """An import in ``user`` can reach ``module`` as Python finds modules: relative to its package,
-    or absolute from one of its folders (the script's own, the project root). Two copies of a
-    project in one run must not become each other's callers."""
-    if re.search(rb"^[ \t]*from[ \t]+\.", data, re.M) and module.parent in user.resolve().parents[:3]:
-        return True
-    for folder in user.resolve().parents:
-        try:
-            parts = list(module.relative_to(folder).with_suffix("").parts)
-        except ValueError:
-            return False  # ``module`` is outside this folder, and so outside every folder above it
-        if parts[-1] == "__init__":
-            parts.pop()
-        if parts and _names_module(data, parts):
-            return True
-    return False
-
-
-def _names_module(data: bytes, parts: list[str]) -> bool:
-    dotted = re.escape(".".join(parts).encode())
-    if re.search(rb"^[ \t]*(?:import|from)[ \t]+" + dotted + rb"\b(?!\.)", data, re.M):
-        return True
-    parent, stem = re.escape(".".join(parts[:-1]).encode()), re.escape(parts[-1].encode())
-    return len(parts) > 1 and re.search(
-        rb"^[ \t]*from[ \t]+" + parent + rb"[ \t]+import[ \t(]+[\w \t,\n]*\b" + stem + rb"\b", data, re.M) is not None
+                if path.resolve() != own and imports_module.search(data)
+                and own in self.links.imported_modules(path, data)]
 
 
 def _migrate_across_files(results: list[FileResult], run_files: list[Path], project_files: list[Path],
@@ -267,7 +245,7 @@ def _migrate_across_files(results: list[FileResult], run_files: list[Path], proj
         return []
     from . import crossmodule  # LibCST: not for runs that meet no DALI file
 
-    index = _ImportIndex({name for _, _, result in exporting for name in result.exported}, project_files)
+    index = _ImportIndex({name for _, _, result in exporting for name in result.exported}, project_files, root)
     in_run = {path.resolve(): position for position, path in enumerate(run_files)}
     relative = lambda path: _relative(path, root)  # noqa: E731
     exporters = [_exporter(position, path, result, index, in_run, config, relative)

@@ -445,6 +445,19 @@ def test_findings_that_depend_on_another_file_are_not_cached(tmp_path, monkeypat
     assert result.exit_code == 0, result.output
 
 
+def test_check_follows_a_package_import_from_inside_the_package_without_a_root(tmp_path):
+    """`pkg/train.py` says `from pkg.loaders import ...` (run from the folder above): with no
+    pyproject.toml or git to name the root, the folders above the importer are searched."""
+    train = _importer_project(tmp_path, LOADERS)
+    (tmp_path / "pyproject.toml").unlink()
+    moved = tmp_path / "pkg" / "train.py"
+    moved.write_text(train.read_text())
+    train.unlink()
+    result = CliRunner().invoke(main, ["check", str(moved)])
+    assert result.exit_code == 1, result.output
+    assert "train.py:4:1: DM003" in result.output
+
+
 def test_an_unrelated_import_does_not_make_a_file_dali(tmp_path):
     train = _importer_project(tmp_path, LOADERS, "from pkg.loaders import os_path\nimport json\nprint(1)\n")
     assert CliRunner().invoke(main, ["check", str(train)]).exit_code == 0

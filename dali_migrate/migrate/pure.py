@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..imports import dotted_name
+from ..visitors import Transformer
 
 PURE_FUNCTIONS = frozenset({
     "len", "int", "float", "str", "bool", "min", "max", "abs", "round", "sorted", "tuple", "list",
@@ -56,3 +57,32 @@ def grouped(node: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(node, OPERATIONS) and not node.lpar:
         return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return node
+
+
+class Substitution(Transformer):
+    """Puts copied expressions in place of variables. ``x.name`` and ``f(name=...)`` hold no
+    variable; an operator goes in parentheses (``grouped``), except as a whole argument."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.not_variables: set[int] = set()
+        self.grouped: dict[int, cst.BaseExpression] = {}  # parenthesized here -> as copied
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.not_variables.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_variables.add(id(node.keyword))
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(value=self.grouped.get(id(updated_node.value), updated_node.value))
+
+    def is_variable(self, node: cst.Name) -> bool:
+        return id(node) not in self.not_variables
+
+    def copy_of(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        grouped_value = grouped(value)
+        if grouped_value is not value:
+            self.grouped[id(grouped_value)] = value
+        return grouped_value

@@ -19,14 +19,13 @@ from typing import Protocol
 
 import libcst as cst
 
-from ..visitors import Transformer
 
 from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
 from .names import scope_names
 from .ops import bracket_moved, reader_constructor, realigned
 from .plan import all_params
-from .pure import evaluates_the_same_twice, grouped
+from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
 
@@ -136,7 +135,7 @@ def _bound_arguments(function: cst.FunctionDef, call: cst.Call, imported: bool =
     return bound
 
 
-class _Substitute(Transformer):
+class _Substitute(Substitution):
     """Replaces the pipeline's parameters in the reader's arguments by the values passed."""
 
     def __init__(self, bound: dict[str, cst.BaseExpression], params: set[str], graph_locals: set[str],
@@ -144,33 +143,20 @@ class _Substitute(Transformer):
         super().__init__()
         self.bound, self.params, self.graph_locals = bound, params, graph_locals
         self.imported = imported  # the reader is defined in another module: its names are not here
-        self.skip: set[int] = set()
-        self.grouped: dict[int, cst.BaseExpression] = {}  # parenthesized here -> as passed
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.skip.add(id(node.attr))
-
-    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
-        """A whole argument needs no parentheses."""
-        return updated_node.with_changes(value=self.grouped.get(id(updated_node.value), updated_node.value))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self.skip.add(id(node.keyword))
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         name = original_node.value
-        if id(original_node) in self.skip:
+        if not self.is_variable(original_node):
             return updated_node
         if name in self.params:
             value = self.bound.get(name)
-            if value is None or not evaluates_the_same_twice(value):
+            if value is None:
+                raise NotMigratable(f"`{name}` is not given at the pipeline's call, and its default cannot "
+                                    "be copied there: pass it")
+            if not evaluates_the_same_twice(value):
                 raise NotMigratable(f"`{name}` at the pipeline's call may not give the same value twice "
                                     "(it calls a function): assign it to a name first and pass the name")
-            grouped_value = grouped(value)
-            if grouped_value is not value:
-                self.grouped[id(grouped_value)] = value
-            return grouped_value
+            return self.copy_of(value)
         if name in self.graph_locals:
             raise NotMigratable(f"the reader's arguments use `{name}`, computed inside the pipeline")
         if self.imported and name not in ("True", "False", "None"):

@@ -38,7 +38,7 @@ from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
 from .names import all_names, scope_names
 from .ops import TIGHT_EQUAL, keyword_arg
-from .pure import evaluates_the_same_twice, grouped
+from .pure import Substitution, evaluates_the_same_twice
 
 # Pipeline.__init__'s leading positional parameters, in order
 PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
@@ -452,21 +452,10 @@ def calls_fit(call: cst.Call, subclass: Subclass) -> bool:
 
 
 def _substituted(value: cst.BaseExpression, given: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
-    class Substitute(Transformer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.not_variables: set[int] = set()  # ``x.name``, ``f(name=...)``
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            self.not_variables.add(id(node.attr))
-
-        def visit_Arg(self, node: cst.Arg) -> None:
-            if node.keyword is not None:
-                self.not_variables.add(id(node.keyword))
-
+    class Substitute(Substitution):
         def leave_Name(self, original_node, updated_node):
-            if id(original_node) in self.not_variables or original_node.value not in given:
+            if not self.is_variable(original_node) or original_node.value not in given:
                 return updated_node
-            return grouped(given[original_node.value])
+            return self.copy_of(given[original_node.value])
 
     return value.visit(Substitute())

@@ -12,6 +12,7 @@ so all runs see a warm file-system cache.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -86,7 +87,7 @@ def realistic(folder: Path, min_lines: int) -> int:
         for source in sorted(FIXTURES.glob("*.input.py")):
             shutil.copy(source, copy / "examples" / source.name.replace(".input", ""))
         copies += 1
-        lines = count_lines(folder)
+        lines += count_lines(copy)
     return copies
 
 
@@ -108,8 +109,6 @@ def throughput(name: str, iterations: int) -> tuple[float, float] | None:
                         str(iterations), "--json", str(report)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not report.exists():
             return None
-        import json
-
         pipelines = [p for p in json.loads(report.read_text())["pipelines"] if p["original"]["ok"] and p["migrated"]["ok"]]
     if not pipelines:
         return None

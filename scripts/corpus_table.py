@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dali_migrate.config import Config
+from dali_migrate.migrate.todo import KEPT
 from dali_migrate.runner import run_migrate
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = ROOT / "fixtures" / "projects"
 README = ROOT / "README.md"
 START, END = "<!-- corpus-table:start -->", "<!-- corpus-table:end -->"
-EXTERNAL = "kept in pipeline mode:"
 
 
 @dataclass
@@ -59,7 +59,7 @@ def migrate_project(project: Path, workdir: Path) -> Outcome:
         for name, reasons in result.pipelines:
             if not reasons:
                 outcome.migrated.append(name)
-            elif reasons[0].startswith(EXTERNAL):
+            elif reasons[0].startswith(KEPT):
                 outcome.external.append(name)
             else:
                 outcome.blocked.append((name, _inside(reasons[0], copy)))

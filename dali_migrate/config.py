@@ -11,7 +11,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-KNOWN_KEYS = {"select", "ignore", "exclude", "extend-exclude"}
+KNOWN_KEYS = {"select", "ignore", "exclude", "extend-exclude", "loader-module"}
 
 
 class ConfigError(Exception):
@@ -25,6 +25,10 @@ class Config:
     exclude: tuple[str, ...] = ()
     root: Path | None = None
     exact_only: bool = False  # migrate: keep every pipeline whose migration is not exact
+    loader_module: str = ""  # the dotted module that holds DALITorchLoader; "": placed per file
+    # set per file by the runner: the module a migrated file imports DALITorchLoader from
+    # (None: the class is written into the file, as for stdin)
+    loader_import: str | None = None
 
     def enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(prefix) for prefix in self.select):
@@ -89,9 +93,18 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
         ignore=frozenset(_split_codes(_as_list(section, "ignore", path))),
         exclude=tuple(_as_list(section, "exclude", path) + _as_list(section, "extend-exclude", path)),
         root=path.parent,
+        loader_module=_dotted_module(section, path),
     )
     check_codes(config, f"{path}: [tool.dali-migrate]")
     return config
+
+
+def _dotted_module(section: dict, path: Path) -> str:
+    value = section.get("loader-module", "")
+    if not isinstance(value, str) or (value and not all(part.isidentifier() for part in value.split("."))):
+        raise ConfigError(f"{path}: [tool.dali-migrate] loader-module must be a dotted module name "
+                          f"such as \"mypackage.data.dali_torch_loader\", got {value!r}")
+    return value
 
 
 def _as_list(section: dict, key: str, path: Path) -> list[str]:

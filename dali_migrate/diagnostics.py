@@ -43,4 +43,7 @@ class FileResult:
     # migrate: each pipeline of the file with why it stays in pipeline mode (none: migrated)
     pipelines: list[tuple[str, list[str]]] = field(default_factory=list)
     safety: dict[str, tuple[str, str]] = field(default_factory=dict)  # migrated pipeline -> (level, why)
+    imports_loader: bool = False  # migrate: it now imports DALITorchLoader (Config.loader_import)
+    loader_file: str | None = None  # migrate, set by the runner: the file of that module
+    created: bool = False  # migrate: a new file (the loader module), not a rewrite
     linked: bool = False  # check: its findings depend on modules it imports (not cached)

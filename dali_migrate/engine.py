@@ -241,7 +241,8 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
         reasons |= normalized.reasons
         if not normalized.graphs:
             break
-        migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep, imported=imported)
+        migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep, imported=imported,
+                                   loader_import=config.loader_import)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
             return _Migrated(migration, subject, normalized, kept)
@@ -254,8 +255,8 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
         if label not in kept:
             kept[label] = [b.message for b in reasons.get(id(graph.node), [])] or [
                 "graph not migrated automatically: rewrite it as a generator of ndd calls"]
-    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported),
-                     original, None, kept)
+    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported,
+                                    config.loader_import), original, None, kept)
 
 
 def _written_graph_label(graph, facts) -> str:
@@ -469,6 +470,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         result.new_source = new_data
         result.diff = unified_diff(data, new_data, path)
         result.exported = migrated.migration.exported
+        result.imports_loader = migrated.migration.imports_loader
     return result
 
 
@@ -538,6 +540,7 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
     result.error = _cell_error(cells, inner.error)
     result.diagnostics = [cells.locate(d) for d in inner.diagnostics]
     result.pipelines, result.safety = inner.pipelines, inner.safety
+    result.imports_loader = inner.imports_loader
     if inner.error is None and new_data != data:
         result.changed, result.new_source = True, new_data
         result.diff = cell_diff(cells, new_data, path)

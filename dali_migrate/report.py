@@ -224,7 +224,11 @@ def write_migration_report(results: list[FileResult], stream: TextIO, show_diff:
                 level, why = r.safety.get(name, ("exact", ""))
                 safety = f" ({level}: {_markup_escape(why)})" if level != "exact" else ""
                 console.print(f"[bold]{r.path}[/]: pipeline `{name}` [green]migrated[/]{safety}")
-    changed = sum(1 for r in results if r.changed)
+    for r in results:
+        if r.created and r.changed:
+            console.print(f"[bold]{r.path}[/]: {'created' if wrote else 'would create'}: the PyTorch loader "
+                          "that migrated files import in place of DALIGenericIterator")
+    changed = sum(1 for r in results if r.changed and not r.created)
     verb = "migrated" if wrote else "would migrate"
     outcomes = [reasons for r in results if not r.error for _, reasons in r.pipelines]
     console.print(f"{verb} {changed} file(s); {sum(not o for o in outcomes)} pipeline(s) migrated, "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -182,9 +182,15 @@ def check_file(data: bytes, path: str, config: Config, links=None) -> FileResult
 
 def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None,
                  imported: dict | None = None) -> FileResult:
+    """``config.root``: the project root (run_migrate sets it), where the loader module may go."""
     from .engine import migrate_file as migrate
+    from .loader_module import place
 
-    return migrate(data, path, config, keep, imported)
+    loader = place(Path(path), data, config, config.root)
+    result = migrate(data, path, replace(config, loader_import=loader.module), keep, imported)
+    if result.changed and result.imports_loader:
+        result.loader_file = str(loader.file)
+    return result
 
 
 def run_check(paths: Iterable[Path], config: Config, options: RunOptions = RunOptions()) -> list[FileResult]:
@@ -327,15 +333,56 @@ def _git_top(path: Path) -> Path | None:
 def run_migrate(paths: Iterable[Path], config: Config, write: bool,
                 options: RunOptions = RunOptions()) -> list[FileResult]:
     paths = list(paths)
+    config = replace(config, root=_project_root(paths, config))
     results = process(paths, config, migrate_file, options)
     units: list[set[int]] = []
     if any(r.exported for r in results):
         run_files = _files(paths, config, options.shard)
-        root = _project_root(paths, config)
+        root = config.root
         units = _migrate_across_files(results, run_files, _project_files(root, config, run_files), config, root)
+    units += _loader_modules(results)
     if write:
         _write_all(results, units)
     return results
+
+
+def _loader_modules(results: list[FileResult]) -> list[set[int]]:
+    """Appends a result that creates each loader module the migrated files import and that does
+    not exist yet; returns the units (each module with its importers: written together or not at
+    all). A file of that name that is not the loader fails its importers."""
+    from .loader_module import defines_loader
+    from .migrate.torch_loader import CLASS_NAME, module_source
+
+    users: dict[str, list[int]] = {}
+    for position, result in enumerate(results):
+        if result.changed and result.loader_file:
+            users.setdefault(result.loader_file, []).append(position)
+    units = []
+    for file, positions in users.items():
+        path = Path(file)
+        if path.exists():
+            if not _is_loader(path, defines_loader, CLASS_NAME):
+                for position in positions:
+                    results[position].error = (f"the loader module {_display(path)} exists and does not define "
+                                               f"{CLASS_NAME}: rename it, or name another module with "
+                                               "loader-module in [tool.dali-migrate]")
+                    results[position].changed = False
+            continue
+        source = module_source().encode("utf-8")
+        name = _display(path)
+        from .engine import unified_diff
+
+        results.append(FileResult(name, changed=True, new_source=source, created=True,
+                                  diff=unified_diff(b"", source, name)))
+        units.append({*positions, len(results) - 1})
+    return units
+
+
+def _is_loader(path: Path, defines_loader, class_name: str) -> bool:
+    try:
+        return defines_loader(read_regular(path), class_name)
+    except OSError:
+        return False
 
 
 def is_writable(path: Path) -> bool:
@@ -387,7 +434,11 @@ def _stage_unit(unit: list[FileResult], staged: list[Staged]) -> None:
 
 def _stage(result: FileResult, staged: list[Staged]) -> str | None:
     path = Path(result.path)
-    if not is_writable(path):
+    if result.created and not path.parent.is_dir():
+        return f"its folder {_display(path.parent)} does not exist"
+    if result.created and not is_writable(path.parent):
+        return "read-only folder"
+    if not result.created and not is_writable(path):
         return "read-only file"
     try:
         staged.append(stage(path, result.new_source))

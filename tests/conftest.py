@@ -6,6 +6,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+# as `dali-migrate` runs on a script: DALITorchLoader imported from the module beside it
+# (fixtures/migrate/dali_torch_loader.py, written by scripts/update_fixtures.py)
+LOADER_MODULE = "dali_torch_loader"
 MIGRATE_FIXTURES = sorted([*(FIXTURES / "migrate").glob("*.input.py"), *(FIXTURES / "migrate").glob("*.input.ipynb")])
 CHECK_FIXTURES = sorted((FIXTURES / "check").glob("*.py"))
 

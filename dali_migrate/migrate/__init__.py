@@ -16,7 +16,7 @@ from .conditionals import per_sample_statements, per_sample_test
 from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
 from . import torch_loader
-from .imports import fix_imports, has_ndd_import, insert_after_imports
+from .imports import add_local_import, fix_imports, has_ndd_import, insert_after_imports
 from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan
@@ -51,6 +51,7 @@ class MigrationResult:
     exported: list[str] = field(default_factory=list)  # top-level names that now mean a generator
     imports_blocked: dict[str, str] = field(default_factory=dict)  # imported pipeline -> why its uses stay
     safety: dict[str, tuple[str, str]] = field(default_factory=dict)  # migrated pipeline -> (level, why)
+    imports_loader: bool = False  # the module now imports DALITorchLoader from ``loader_import``
 
 
 class Migrator(Transformer):
@@ -312,11 +313,14 @@ def _exported(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePla
 
 def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Finding],
                    graph_reasons: dict[int, list] | None = None, keep: dict[str, str] | None = None,
-                   imported: dict[str, PipelinePlan] | None = None) -> MigrationResult:
+                   imported: dict[str, PipelinePlan] | None = None,
+                   loader_import: str | None = None) -> MigrationResult:
     """``graph_reasons``: per ``with`` statement, the Blockers found when its graph was tried
     in decorator form; they become its TODOs. ``keep``: top-level names that other modules use
     as pipelines, with the reason, to leave in pipeline mode. ``imported``: local name -> the
-    plan of a pipeline another module defines and migrates; its uses here are migrated."""
+    plan of a pipeline another module defines and migrates; its uses here are migrated.
+    ``loader_import``: the module that framework iterators' stand-in is imported from (None:
+    the class is written into this module)."""
     strays = find_stray_references(module, facts)
     plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
     plans += [plan_imported_pipeline(plan, local, facts, strays) for local, plan in (imported or {}).items()]
@@ -349,11 +353,14 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
         new_module = fix_imports(new_module, need_ndd=bool(own),
                                  need_numpy=need_numpy, need_types=types_names,
                                  need_itertools=any(len(p.readers) > 1 for p in own))
-    if reader_meta.loaders:
+    if reader_meta.loaders and loader_import:
+        new_module = add_local_import(new_module, torch_loader.import_statement(loader_import, loader_class))
+    elif reader_meta.loaders:
         new_module = insert_after_imports(new_module, cst.parse_module(torch_loader.source(loader_class)).body)
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in own],
                            {p.graph.name: p.blockers for p in plans if not p.migratable and not p.imported},
                            _exported(module, facts, own),
                            {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable},
-                           {p.graph.name: pipeline_safety(p) for p in own})
+                           {p.graph.name: pipeline_safety(p) for p in own},
+                           bool(reader_meta.loaders and loader_import))
 

@@ -181,6 +181,20 @@ def insert_after_imports(module: cst.Module, statements: list[cst.BaseStatement]
     return module.with_changes(body=[*body[:index], *placed, *body[index:]])
 
 
+def add_local_import(module: cst.Module, statement: str) -> cst.Module:
+    """``statement`` (an import of one of the project's modules) after the module's imports, in
+    a block of its own as isort places first-party imports."""
+    body = list(module.body)
+    index = _first_code_index(body)
+    while index < len(body) and (_is_import_line(body[index]) or _is_cell_marker(body[index])):
+        index += 1
+    while index > 0 and _is_cell_marker(body[index - 1]):
+        index -= 1
+    separated = index > 0 and _is_import_line(body[index - 1])
+    line = cst.parse_statement(statement).with_changes(leading_lines=[cst.EmptyLine()] if separated else [])
+    return module.with_changes(body=[*body[:index], line, *body[index:]])
+
+
 def _is_import_line(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(small, (*IMPORT_TYPES, *IMPORT_FROM_TYPES)) for small in statement.body)

@@ -121,6 +121,21 @@ class DALITorchLoader:
 '''
 
 
+MODULE_DOCSTRING = '''"""The PyTorch loader that migrated DALI pipelines use in place of DALI's
+`DALIGenericIterator`. Written once by dali-migrate; every migrated module imports it from here."""
+'''
+
+
+def module_source() -> str:
+    """The module the runner writes, once per project (see loader_module.py)."""
+    return f"{MODULE_DOCSTRING}\n\n{SOURCE}"
+
+
+def import_statement(module: str, name: str = CLASS_NAME) -> str:
+    alias = f" as {name}" if name != CLASS_NAME else ""
+    return f"from {module} import {CLASS_NAME}{alias}\n"
+
+
 def source(name: str = CLASS_NAME) -> str:
     """The class's source, renamed where the module already uses ``CLASS_NAME``."""
     return SOURCE.replace(f"class {CLASS_NAME}:", f"class {name}:", 1)

@@ -51,7 +51,8 @@ class FrameworkIterator(Rule):
     for data in loader:
         images = data[0]["data"]
     ```
-    `DALITorchLoader` is a class of about 80 lines that the migration writes into the module. It
+    `DALITorchLoader` is a class of about 100 lines that the migration writes once per project,
+    into a module of its own that migrated files import (README: "PyTorch iterators"). It
     gives what the iterator gave, batch for batch: the steps per epoch across all shards, the
     samples carried into the next epoch (FILL), the trimmed (PARTIAL) or dropped (DROP) last
     batch, `len()`, `reset()` and `auto_reset`. `pipe_reader_meta` comes from a second reader

@@ -1,0 +1,68 @@
+"""Where the PyTorch loader that stands in for ``DALIGenericIterator`` lives: one module per
+project, written once, imported by every migrated file that needs it.
+
+The default place, for a file that ``migrate`` rewrites:
+
+- in a package (its folder has ``__init__.py``): the top package of that chain,
+  ``from <top>.dali_torch_loader import DALITorchLoader``;
+- a script (it has an ``if __name__ == "__main__":`` guard), a notebook, a file at the project
+  root or a file outside any project: next to it, ``from dali_torch_loader import ...``;
+- any other file (a folder without ``__init__.py`` below the root, imported from scripts at the
+  root as ``common.data_layer``): the project root, since those scripts put it on ``sys.path``.
+
+``loader-module = "pkg.data.dali_torch_loader"`` in ``[tool.dali-migrate]`` names one module for
+the whole project instead (under the root, or under ``root/src`` where the package lives there).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Config
+
+DEFAULT_NAME = "dali_torch_loader"
+_MAIN_GUARD = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class LoaderPlace:
+    module: str  # as migrated files import it
+    file: Path
+
+
+def place(path: Path, data: bytes, config: Config, root: Path | None) -> LoaderPlace:
+    if config.loader_module:
+        return _configured(config.loader_module, config.root or root or Path.cwd())
+    folder = path.resolve().parent
+    top = _top_package(folder)
+    if top is not None:
+        return LoaderPlace(f"{top.name}.{DEFAULT_NAME}", top / f"{DEFAULT_NAME}.py")
+    if root is not None and folder != root.resolve() and _below(folder, root.resolve()) \
+            and path.suffix == ".py" and not _MAIN_GUARD.search(data):
+        return LoaderPlace(DEFAULT_NAME, root.resolve() / f"{DEFAULT_NAME}.py")
+    return LoaderPlace(DEFAULT_NAME, folder / f"{DEFAULT_NAME}.py")
+
+
+def _configured(module: str, root: Path) -> LoaderPlace:
+    relative = Path(*module.split(".")).with_suffix(".py")
+    top = module.split(".")[0]
+    base = root / "src" if (root / "src" / top).is_dir() and not (root / top).exists() else root
+    return LoaderPlace(module, base / relative)
+
+
+def _top_package(folder: Path) -> Path | None:
+    if not (folder / "__init__.py").is_file():
+        return None
+    while (folder.parent / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder if folder.name.isidentifier() else None
+
+
+def _below(folder: Path, root: Path) -> bool:
+    return root in folder.parents
+
+
+def defines_loader(data: bytes, class_name: str) -> bool:
+    return re.search(rb"^class\s+" + re.escape(class_name.encode()) + rb"\b", data, re.MULTILINE) is not None

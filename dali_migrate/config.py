@@ -25,6 +25,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     root: Path | None = None
     exact_only: bool = False  # migrate: keep every pipeline whose migration is not exact
+    line_length: int = 88  # what migrate wraps the lines it writes to: ruff's or black's setting
     loader_module: str = ""  # the dotted module that holds DALITorchLoader; "": placed per file
     # set per file by the runner: the module a migrated file imports DALITorchLoader from
     # (None: the class is written into the file, as for stdin)
@@ -94,9 +95,23 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
         exclude=tuple(_as_list(section, "exclude", path) + _as_list(section, "extend-exclude", path)),
         root=path.parent,
         loader_module=_dotted_module(section, path),
+        line_length=_line_length(data, path),
     )
     check_codes(config, f"{path}: [tool.dali-migrate]")
     return config
+
+
+def _line_length(data: dict, path: Path) -> int:
+    """The project's line length: ruff's, else black's, else black's default."""
+    tool = data.get("tool", {})
+    for owner in ("ruff", "black"):
+        value = tool.get(owner, {}).get("line-length")
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < 20:
+            raise ConfigError(f"{path}: [tool.{owner}] line-length must be a whole number of at least 20")
+        return value
+    return 88
 
 
 def _dotted_module(section: dict, path: Path) -> str:

@@ -449,6 +449,10 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         result.pipelines = pipeline_outcomes(migrated)
         result.safety = _safety_by_label(migrated)
         new_data = migrated.migration.module.bytes
+        if new_data != data:
+            from .migrate.wrap import wrap_long_lines
+
+            new_data = wrap_long_lines(data, new_data, config.line_length)
     except SourceError as error:
         result.error = str(error)
         return result

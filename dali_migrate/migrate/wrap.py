@@ -1,0 +1,463 @@
+"""Lines the migration wrote that are longer than the project's line length, wrapped the way
+black wraps them.
+
+Only statements that hold a line which is new or changed (compared with the original file) and
+too long are touched; the user's own long lines stay. The split is black's right-hand split: the
+last bracket pair of a statement's call chain (or a ``def``'s parameters) opens, its contents go
+on one indented line when they fit there, one per line with a trailing comma when they do not,
+and an argument that is still too long is split the same way. A statement with a comment inside
+its brackets, or a string that spans lines, is left as it is: rewriting its whitespace would
+move or drop what the user wrote.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import libcst as cst
+
+DEFAULT_LINE_LENGTH = 88
+
+
+def wrap_long_lines(original: bytes, migrated: bytes, limit: int = DEFAULT_LINE_LENGTH) -> bytes:
+    lines = _long_written_lines(original, migrated, limit)
+    if not lines:
+        return migrated
+    module = cst.parse_module(migrated)
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapped = wrapper.visit(_Wrapper(lines, limit, module.default_indent, module))
+    return wrapped.bytes
+
+
+def _long_written_lines(original: bytes, migrated: bytes, limit: int) -> set[int]:
+    """1-based numbers of the migrated file's lines that are new or changed and too long."""
+    old = original.decode("utf-8", "replace").splitlines()
+    new = migrated.decode("utf-8", "replace").splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    written = set()
+    for tag, _, _, start, end in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            written.update(n for n in range(start, end) if len(new[n]) > limit)
+    return {n + 1 for n in written}
+
+
+@dataclass(frozen=True)
+class _Layout:
+    limit: int
+    unit: str  # one level of indentation
+
+    def indent(self, base: int, level: int) -> int:
+        return base + level * len(self.unit)
+
+
+class _Wrapper(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (cst.metadata.PositionProvider,)
+
+    def __init__(self, lines: set[int], limit: int, unit: str, module: cst.Module) -> None:
+        super().__init__()
+        self.lines, self.module = lines, module
+        self.elifs: set[int] = set()
+        self.layout = _Layout(limit, unit if unit.strip(" ") == "" else "    ")
+
+    def _holds_long_line(self, node: cst.CSTNode, header_end: int | None = None) -> bool:
+        where = self.get_metadata(cst.metadata.PositionProvider, node)
+        last = where.end.line if header_end is None else header_end
+        return any(where.start.line <= line <= last for line in self.lines)
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        if len(updated.body) != 1 or not self._holds_long_line(original):
+            return updated
+        column = self.get_metadata(cst.metadata.PositionProvider, original).start.column
+        small = updated.body[0]
+        value = getattr(small, "value", None)
+        if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return)) \
+                or not isinstance(value, cst.BaseExpression) or not _safe_to_reflow(small):
+            return updated
+        flat_small = _flatten(small)
+        flat_value = flat_small.value
+        prefix = len(_code(self.module, flat_small)) - len(_code(self.module, flat_value))
+        right_hand = isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return))
+        new_value = _wrap_expression(flat_value, column + prefix, 0, column, 0, self.layout, self.module,
+                                     right_hand)
+        return updated.with_changes(body=[flat_small.with_changes(value=new_value)])
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self.elifs.add(id(node.orelse))
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
+        return self._header(original, updated, "test", "elif " if id(original) in self.elifs else "if ")
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
+        return self._header(original, updated, "test", "while ")
+
+    def _column(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(cst.metadata.PositionProvider, node).start.column
+
+    def _header(self, original, updated, field: str, keyword: str):
+        """A compound statement's header (``if``/``while`` test): black's parentheses around it."""
+        header_end = self.get_metadata(cst.metadata.PositionProvider, original.body).start.line
+        expression = getattr(updated, field)
+        if not self._holds_long_line(original, header_end) or not _safe_to_reflow(expression):
+            return updated
+        flat = _flatten(expression)
+        column = self._column(original)
+        wrapped = _wrap_expression(flat, column + len(keyword), 1, column, 0, self.layout, self.module, True)
+        return updated.with_changes(**{field: wrapped})
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        header_end = self.get_metadata(cst.metadata.PositionProvider, original.body).start.line
+        if not self._holds_long_line(original, header_end) or not _safe_to_reflow(updated.params):
+            return updated
+        column = self.get_metadata(cst.metadata.PositionProvider, original).start.column
+        params = _flatten(updated.params)
+        flat = updated.with_changes(params=params, whitespace_before_params=cst.SimpleWhitespace(""))
+        header = _code(self.module, flat.with_changes(body=cst.SimpleStatementSuite([cst.Pass()]),
+                                                      leading_lines=[], decorators=[])).split("\n")[0]
+        header = header[: header.rindex(":") + 1]
+        if column + len(header) <= self.layout.limit:
+            return flat
+        elements = _parameter_elements(params)
+        if not elements:
+            return flat
+        inside = ", ".join(_element_code(self.module, e) for e in elements)
+        one_line = self.layout.indent(column, 1) + len(inside) <= self.layout.limit
+        laid = _lay_out(elements, one_line, 0, self.layout)
+        return flat.with_changes(params=_with_elements(params, laid),
+                                 whitespace_before_params=_newline(1, self.layout))
+
+
+def _code(module: cst.Module, node: cst.CSTNode) -> str:
+    return module.code_for_node(node)
+
+
+def _element_code(module: cst.Module, element) -> str:
+    """An argument or parameter alone, without its comma (a bare one cannot be rendered with a
+    default comma)."""
+    return module.code_for_node(element.with_changes(comma=cst.Comma()))[:-1]
+
+
+def _safe_to_reflow(node: cst.CSTNode) -> bool:
+    finder = _Unsafe()
+    node.visit(finder)
+    return not finder.found
+
+
+class _Unsafe(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.found = True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if "\n" in node.value:
+            self.found = True
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        if node.start.endswith(('"""', "'''")):
+            self.found = True
+
+
+class _Flattener(cst.CSTTransformer):
+    """Every bracketed line break joined: what black starts from before it splits again."""
+
+    def leave_ParenthesizedWhitespace(self, original, updated):
+        return cst.SimpleWhitespace(" ")
+
+    def leave_Comma(self, original: cst.Comma, updated: cst.Comma) -> cst.Comma:
+        return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""),
+                                    whitespace_after=cst.SimpleWhitespace(" "))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        args = list(updated.args)
+        if args:
+            last = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                         whitespace_after_arg=cst.SimpleWhitespace(""))
+            args[-1] = last
+        return updated.with_changes(args=args, whitespace_before_args=cst.SimpleWhitespace(""),
+                                    whitespace_after_func=cst.SimpleWhitespace(""))
+
+    def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
+        return updated.with_changes(whitespace_after_param=cst.SimpleWhitespace(""))
+
+    def leave_LeftParen(self, original, updated):
+        return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+
+    def leave_RightParen(self, original, updated):
+        return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+
+    def leave_LeftSquareBracket(self, original, updated):
+        return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+
+    def leave_RightSquareBracket(self, original, updated):
+        return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+
+    def leave_LeftCurlyBrace(self, original, updated):
+        return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+
+    def leave_RightCurlyBrace(self, original, updated):
+        return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+
+
+def _flatten(node):
+    flat = node.visit(_Flattener())
+    return _drop_trailing_commas(flat)
+
+
+def _drop_trailing_commas(node):
+    """A trailing comma before a closing bracket, once the line is joined: ``f(a, )``."""
+
+    class Dropper(cst.CSTTransformer):
+        def leave_List(self, original, updated):
+            return updated.with_changes(elements=_last_without_comma(updated.elements))
+
+        def leave_Set(self, original, updated):
+            return updated.with_changes(elements=_last_without_comma(updated.elements))
+
+        def leave_Dict(self, original, updated):
+            return updated.with_changes(elements=_last_without_comma(updated.elements))
+
+        def leave_Tuple(self, original, updated):
+            if len(updated.elements) == 1 or not updated.lpar:  # ``(a,)`` needs its comma
+                return updated
+            return updated.with_changes(elements=_last_without_comma(updated.elements))
+
+        def leave_Parameters(self, original, updated):
+            return _with_elements(updated, _last_without_comma(_parameter_elements(updated)))
+
+    return node.visit(Dropper())
+
+
+def _last_without_comma(elements):
+    elements = list(elements)
+    if elements:
+        elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return elements
+
+
+def _call_chain(expression: cst.BaseExpression) -> list[cst.Call]:
+    """The calls along ``a.b(x).c[y](z)``, the last one in the text first."""
+    calls, node = [], expression
+    while True:
+        if isinstance(node, cst.Call):
+            calls.append(node)
+            node = node.func
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        else:
+            return calls
+
+
+def _wrap_expression(expression: cst.BaseExpression, start: int, suffix: int, base: int, level: int,
+                     layout: _Layout, module: cst.Module, right_hand: bool = False) -> cst.BaseExpression:
+    """``expression`` (flat) begins at column ``start`` on a line indented ``level`` levels past
+    ``base``; ``suffix`` characters follow it on its last line. ``right_hand``: the value of an
+    assignment, ``return`` or ``yield``, which black may put in parentheses of its own."""
+    text = _code(module, expression)
+    if start + len(text) + suffix <= layout.limit:
+        return expression
+    if isinstance(expression, (cst.Await, cst.Yield)) and isinstance(expression.value, cst.BaseExpression):
+        keyword = len(text) - len(_code(module, expression.value))
+        return expression.with_changes(value=_wrap_expression(expression.value, start + keyword, suffix, base,
+                                                              level, layout, module, isinstance(expression, cst.Yield)))
+    call = next((c for c in _call_chain(expression) if c.args), None)
+    if call is not None:
+        return _split_call(expression, call, base, level, layout, module)
+    if _bracketed(expression):
+        return _split_brackets(expression, base, level, layout, module)
+    if right_hand and isinstance(expression, (cst.Tuple, cst.IfExp, cst.BooleanOperation)):
+        opened = expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return _split_brackets(opened, base, level, layout, module)
+    return expression
+
+
+def _split_call(expression: cst.BaseExpression, call: cst.Call, base: int, level: int, layout: _Layout,
+                module: cst.Module) -> cst.BaseExpression:
+    arguments = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call.args]
+    inside = ", ".join(_element_code(module, a) for a in arguments)
+    one_line = layout.indent(base, level + 1) + len(inside) <= layout.limit
+    if one_line:
+        laid = _lay_out(arguments, True, level, layout)
+    else:  # a sole argument has no comma to split at: black adds none after it
+        arguments = [_wrap_argument(a, base, level + 1, layout, module) for a in arguments]
+        laid = _lay_out(arguments, len(arguments) == 1, level, layout)
+    split = call.with_changes(args=laid, whitespace_before_args=_newline(level + 1, layout))
+    return expression.deep_replace(call, split) if call is not expression else split
+
+
+COLLECTIONS = (cst.List, cst.Set, cst.Dict, cst.Tuple)
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _bracketed(expression: cst.BaseExpression) -> bool:
+    if isinstance(expression, (cst.Tuple, cst.GeneratorExp)):
+        return bool(expression.lpar) and (not isinstance(expression, cst.Tuple) or bool(expression.elements))
+    if isinstance(expression, (cst.IfExp, cst.BooleanOperation)):
+        return bool(expression.lpar)
+    return isinstance(expression, COLLECTIONS + COMPREHENSIONS) and not (
+        isinstance(expression, COLLECTIONS) and not expression.elements)
+
+
+def _split_brackets(expression: cst.BaseExpression, base: int, level: int, layout: _Layout,
+                    module: cst.Module) -> cst.BaseExpression:
+    """A bracketed expression opened: its contents on one line when they fit, else split at
+    their commas (one element per line), comprehension clauses, or ``if``/``else``/``and``/``or``."""
+    inside = layout.indent(base, level + 1)
+    opened = _open(expression, level, layout)
+    if inside + _body_length(expression, module) <= layout.limit and not (isinstance(expression, cst.Tuple) and len(expression.elements) == 1):
+        return opened
+    if isinstance(expression, COLLECTIONS):
+        elements = [_wrap_element(e, base, level + 1, layout, module) for e in expression.elements]
+        if len(elements) == 1 and not isinstance(expression, cst.Tuple):
+            return opened.with_changes(elements=_lay_out(elements, True, level, layout))
+        laid = _lay_out(elements, False, level, layout)
+        return _with_closing_flat(opened.with_changes(elements=laid))
+    if isinstance(expression, COMPREHENSIONS):
+        element = _wrap_expression(opened.elt, layout.indent(base, level + 1), 0, base, level + 1, layout, module) \
+            if not isinstance(opened, cst.DictComp) else opened.key
+        split = opened.with_changes(for_in=_split_clauses(opened.for_in, base, level + 1, layout, module))
+        return split.with_changes(elt=element) if not isinstance(opened, cst.DictComp) else split
+    if isinstance(expression, cst.IfExp):
+        return opened.with_changes(whitespace_before_if=_newline(level + 1, layout),
+                                   whitespace_before_else=_newline(level + 1, layout))
+    if isinstance(expression, cst.BooleanOperation):
+        return _split_operators(opened, level + 1, layout)
+    return opened
+
+
+def _split_operators(operation: cst.BooleanOperation, level: int, layout: _Layout) -> cst.BooleanOperation:
+    """A line break before each ``and``/``or`` of the chain outside inner parentheses."""
+    left, right = operation.left, operation.right
+    if isinstance(left, cst.BooleanOperation) and not left.lpar:
+        left = _split_operators(left, level, layout)
+    if isinstance(right, cst.BooleanOperation) and not right.lpar:
+        right = _split_operators(right, level, layout)
+    operator = operation.operator.with_changes(whitespace_before=_newline(level, layout))
+    return operation.with_changes(left=left, right=right, operator=operator)
+
+
+def _body_length(expression: cst.BaseExpression, module: cst.Module) -> int:
+    """The length of what is between ``expression``'s brackets, on one line."""
+    if isinstance(expression, (cst.Tuple, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)):
+        return len(_code(module, expression.with_changes(lpar=[], rpar=[])))
+    return len(_code(module, expression)) - 2
+
+
+def _open(expression: cst.BaseExpression, level: int, layout: _Layout) -> cst.BaseExpression:
+    """The brackets of ``expression`` with a line break after the opening one and before the
+    closing one."""
+    after, before = _newline(level + 1, layout), _newline(level, layout)
+    if isinstance(expression, (cst.Tuple, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)):
+        return expression.with_changes(lpar=[expression.lpar[0].with_changes(whitespace_after=after)],
+                                       rpar=[expression.rpar[0].with_changes(whitespace_before=before)])
+    if isinstance(expression, (cst.List, cst.ListComp)):
+        return expression.with_changes(lbracket=expression.lbracket.with_changes(whitespace_after=after),
+                                       rbracket=expression.rbracket.with_changes(whitespace_before=before))
+    return expression.with_changes(lbrace=expression.lbrace.with_changes(whitespace_after=after),
+                                   rbrace=expression.rbrace.with_changes(whitespace_before=before))
+
+
+def _with_closing_flat(expression: cst.BaseExpression) -> cst.BaseExpression:
+    """One element per line: the last comma's line break closes the bracket, so the bracket
+    itself takes no whitespace of its own."""
+    empty = cst.SimpleWhitespace("")
+    if isinstance(expression, cst.Tuple):
+        return expression.with_changes(rpar=[expression.rpar[0].with_changes(whitespace_before=empty)])
+    if isinstance(expression, cst.List):
+        return expression.with_changes(rbracket=expression.rbracket.with_changes(whitespace_before=empty))
+    return expression.with_changes(rbrace=expression.rbrace.with_changes(whitespace_before=empty))
+
+
+def _split_clauses(clause: cst.CompFor, base: int, level: int, layout: _Layout, module: cst.Module) -> cst.CompFor:
+    """Each ``for`` and ``if`` of a comprehension on a line of its own; a ``for`` whose iterable
+    is still too long is split in turn."""
+    ifs = [i.with_changes(whitespace_before=_newline(level, layout)) for i in clause.ifs]
+    inner = _split_clauses(clause.inner_for_in, base, level, layout, module) if clause.inner_for_in else None
+    head = len(_code(module, clause.with_changes(ifs=[], inner_for_in=None, whitespace_before=cst.SimpleWhitespace(""))))
+    head -= len(_code(module, clause.iter))
+    iterable = _wrap_expression(clause.iter, layout.indent(base, level) + head, 0, base, level, layout, module)
+    return clause.with_changes(whitespace_before=_newline(level, layout), ifs=ifs, inner_for_in=inner, iter=iterable)
+
+
+def _wrap_element(element, base: int, level: int, layout: _Layout, module: cst.Module):
+    if not isinstance(element, (cst.Element, cst.StarredElement)) or isinstance(element, cst.StarredElement):
+        return element
+    start = layout.indent(base, level)
+    return element.with_changes(value=_wrap_expression(element.value, start, 1, base, level, layout, module))
+
+
+def _wrap_argument(argument: cst.Arg, base: int, level: int, layout: _Layout, module: cst.Module) -> cst.Arg:
+    text = _element_code(module, argument)
+    value = _code(module, argument.value)
+    start = layout.indent(base, level) + len(text) - len(value)
+    return argument.with_changes(value=_wrap_expression(argument.value, start, 1, base, level, layout, module))
+
+
+def _lay_out(elements: list, one_line: bool, level: int, layout: _Layout) -> list:
+    """Commas and line breaks of an opened bracket's contents; the closing bracket goes back to
+    ``level``. One line: no trailing comma, as black writes it. One per line: a trailing comma."""
+    laid = []
+    last = len(elements) - 1
+    for index, element in enumerate(elements):
+        if one_line and index < last:
+            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        elif one_line:
+            laid.append(_closing(element, level, layout))
+            continue
+        else:
+            comma = cst.Comma(whitespace_after=_newline(level + (index < last), layout))
+        laid.append(element.with_changes(comma=comma))
+    return laid
+
+
+def _closing(element, level: int, layout: _Layout):
+    """The last element of a one-line body: the line break before the closing bracket."""
+    if isinstance(element, (cst.Element, cst.StarredElement, cst.DictElement, cst.StarredDictElement)):
+        return element.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    if isinstance(element, cst.Arg):
+        return element.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_newline(level, layout))
+    if isinstance(element, cst.Param):
+        return element.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                    whitespace_after_param=_newline(level, layout))
+    # ``*`` or ``/`` last: not valid Python, never produced
+    return element
+
+
+def _newline(level: int, layout: _Layout) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=[], indent=True,
+                                       last_line=cst.SimpleWhitespace(layout.unit * level))
+
+
+def _parameter_elements(params: cst.Parameters) -> list:
+    elements = [*params.posonly_params]
+    if isinstance(params.posonly_ind, cst.ParamSlash):
+        elements.append(params.posonly_ind)
+    elements += params.params
+    if isinstance(params.star_arg, (cst.Param, cst.ParamStar)):
+        elements.append(params.star_arg)
+    elements += params.kwonly_params
+    if isinstance(params.star_kwarg, cst.Param):
+        elements.append(params.star_kwarg)
+    return elements
+
+
+def _with_elements(params: cst.Parameters, elements: list) -> cst.Parameters:
+    """``params`` with its elements replaced, in the order ``_parameter_elements`` gave them."""
+    remaining = list(elements)
+
+    def take(count: int) -> list:
+        taken = remaining[:count]
+        del remaining[:count]
+        return taken
+
+    posonly = take(len(params.posonly_params))
+    slash = take(1)[0] if isinstance(params.posonly_ind, cst.ParamSlash) else params.posonly_ind
+    plain = take(len(params.params))
+    star = take(1)[0] if isinstance(params.star_arg, (cst.Param, cst.ParamStar)) else params.star_arg
+    kwonly = take(len(params.kwonly_params))
+    star_kwarg = take(1)[0] if isinstance(params.star_kwarg, cst.Param) else params.star_kwarg
+    return params.with_changes(posonly_params=posonly, posonly_ind=slash, params=plain, star_arg=star,
+                               kwonly_params=kwonly, star_kwarg=star_kwarg)

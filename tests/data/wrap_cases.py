@@ -1,0 +1,30 @@
+x = foo(aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, ccccccccccccccccccccccccccccccccccc=1, dddddddddddddddddddddddd=[1, 2])
+
+
+def create_dali_pipeline(data_dir, crop, size, shard_id, num_shards, dali_cpu=False, is_training=True, *, batch_size, num_threads=None, device_id=None, seed=None):
+    pass
+
+
+def short_params(data_dir, crop, size, shard_id, *, batch_size, num_threads=None, seed=None):
+    pass
+
+
+class A:
+    def g(self):
+        y = ndd.readers.File(file_root=traindir, shard_id=args.local_rank, num_shards=world_size).get_metadata()
+        return ndd.crop_mirror_normalize(images.gpu() if not dali_cpu else images, dtype=types.FLOAT, output_layout="CHW", crop=(crop, crop), mean=[0.485 * 255, 0.456 * 255, 0.406 * 255], std=[0.229 * 255, 0.224 * 255, 0.225 * 255], mirror=mirror)
+
+
+def f():
+    def g():
+        return ndd.transpose(to_float(images), perm=[2, 0, 1]) if layout == "CHW" else to_float(images)
+        return list(ndd.as_tensor(images).shape), np.asarray(ndd.as_tensor(labels)).ravel().tolist()
+        small, label = [ndd.batch(list(output)) for output in zip(*[image_and_label(SampleInfo(iteration * batch_size + index, index, iteration, 0)) for index in range(batch_size)])]
+        x = {"Features": pipe_features_meta["epoch_size_padded"], "Images": pipe_images_meta["epoch_size_padded"]}
+        images, tag = (ndd.batch(list(outputs)) for outputs in zip(*per_sample_if_results_xxxxxxxxxxxxxxxxxxxxxxx))
+        if bool(np.asarray(brightness > 100)) and not bool(np.asarray(labels[0] > 0)) and xxxxxxxxxxx:
+            pass
+        train_loader = DALITorchLoader(pipe, ["data", "label"], batch_size=args.batch_size, reader_meta=pipe_reader_meta, last_batch_policy="partial", auto_reset=True)
+        red, green_blue = [ndd.batch(list(outputs)) for outputs in zip(*[split_channels(np.asarray(sample)) for sample in images])]
+        print(step, images.shape[0], np.array(np.asarray(labels.tensors[0])), labels.batch_size, labels.tensors[1])
+        mirror = ndd.random.coin_flip(probability=0.5, batch_size=batch_size, rng=rngxxxxxxxxxxxxxxx)

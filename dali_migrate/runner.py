@@ -350,13 +350,15 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
     """Appends a result that creates each loader module the migrated files import and that does
     not exist yet; returns the units (each module with its importers: written together or not at
     all). A file of that name that is not the loader fails its importers."""
-    from .loader_module import defines_loader
-    from .migrate.torch_loader import CLASS_NAME, module_source
-
     users: dict[str, list[int]] = {}
     for position, result in enumerate(results):
         if result.changed and result.loader_file:
             users.setdefault(result.loader_file, []).append(position)
+    if not users:
+        return []
+    from .loader_module import defines_loader
+    from .migrate.torch_loader import CLASS_NAME, module_source
+
     units = []
     for file, positions in users.items():
         path = Path(file)

@@ -166,3 +166,60 @@ def test_a_sibling_package_import_is_followed_without_a_project_root(tmp_path):
     assert [r.pipelines for r in results if r.pipelines] == [[("train_pipe", []), ("local_pipe", [])]]
     assert "next(pipe)" in (tmp_path / "common" / "loader.py").read_text()
     assert _run(tmp_path) == before
+
+
+DEVICE_CALLER = '''from pkg.devices import ROOT, labels_pipe
+
+DEVICE = None  # a GPU rank in training; None runs on the CPU
+pipe = labels_pipe(ROOT, batch_size=2, num_threads=1, device_id=DEVICE)
+pipe.build()
+print(pipe.run()[0].as_array().ravel().tolist())
+'''
+
+
+def _device_project(tmp_path: Path, pipelines: str) -> Path:
+    root = _project(tmp_path, DEVICE_CALLER)
+    (root / "pkg" / "devices.py").write_text(pipelines)
+    return root
+
+
+def test_a_device_given_by_the_importer_reaches_the_migrated_pipeline(tmp_path):
+    """The defining module has no call of its own: the device comes from its importers."""
+    root = _device_project(tmp_path, f'''from nvidia.dali import fn, pipeline_def
+
+ROOT = {IMAGES!r}
+
+
+@pipeline_def
+def labels_pipe(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return labels
+''')
+    before = _run(root)
+    results = run_migrate([root], Config(), write=True)
+    assert all(r.error is None for r in results)
+    defined = (root / "pkg" / "devices.py").read_text()
+    assert "device_id=None" in defined and "ndd.EvalContext(device_id=device_id)" in defined
+    assert "device_id=DEVICE" in (root / "train.py").read_text()
+    assert _run(root) == before
+
+
+def test_an_importer_that_gives_a_device_the_definition_fixes_is_kept(tmp_path):
+    root = _device_project(tmp_path, f'''from nvidia.dali import fn, pipeline_def
+
+ROOT = {IMAGES!r}
+
+
+@pipeline_def(device_id=None)
+def labels_pipe(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return labels
+''')
+    before = _run(root)
+    results = run_migrate([root], Config(), write=True)
+    assert all(r.error is None for r in results)
+    kept = dict(r.pipelines[0] for r in results if r.pipelines)
+    assert "`device_id=` is given here" in kept["labels_pipe"][0]
+    assert "@pipeline_def(device_id=None)\ndef labels_pipe(root):" in (root / "pkg" / "devices.py").read_text()
+    assert "pipe.build()" in (root / "train.py").read_text()
+    assert _run(root) == before

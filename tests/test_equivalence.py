@@ -35,7 +35,7 @@ RUNNABLE = {
     "trust_methods": {"root": str(FIXTURES / "data" / "images")},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
-NEEDS_TORCH = {"torch_training"}
+NEEDS_TORCH = {"torch_training", "held_in_self"}
 
 
 def _fixture(stem: str, kind: str):
@@ -47,7 +47,7 @@ def _fixture(stem: str, kind: str):
 KEPT_BY_THE_AUDIT = {"trust_outputs", "trust_graphs", "trust_names"}
 # Programs compared as whole programs only: the harness cannot build their pipelines itself (a
 # seed computed at the call, `seed=12 + device_id`; a pipeline made inside `__init__`).
-PROGRAM_ONLY = {"legacy_nvidia_style", "held_pipelines"}
+PROGRAM_ONLY = {"legacy_nvidia_style", "held_pipelines", "held_in_self"}
 SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier"} | KEPT_BY_THE_AUDIT | PROGRAM_ONLY)
 
 

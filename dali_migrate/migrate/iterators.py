@@ -24,6 +24,7 @@ from ..imports import dotted_name
 from ..rules.dm010_framework_iterator import GUIDANCE, plugin_name
 from .names import all_names
 from .ops import NotALiteral, bracket_moved, keyword_arg, literal_value, realigned
+from .plan import is_pipeline_reference
 from .reader_meta import NotMigratable, reader_name_node
 
 PYTORCH = "nvidia.dali.plugin.pytorch."
@@ -84,18 +85,32 @@ def _auto_reset(node: cst.BaseExpression | None) -> bool:
     raise NotMigratable(f"`auto_reset={value!r}`")
 
 
-def _policy(bound: dict[str, cst.BaseExpression], facts: ModuleFacts) -> str:
+def _policy(bound: dict[str, cst.BaseExpression], facts: ModuleFacts) -> cst.BaseExpression | None:
+    """The loader's ``last_batch_policy=`` (None: FILL, its default). A literal policy becomes its
+    string; any other expression is passed as it is: the loader takes DALI's ``LastBatchPolicy``
+    values too."""
     fill = _literal(bound.get("fill_last_batch"))
     if fill is not None:  # the deprecated spelling wins over last_batch_policy, as in DALI
-        return "fill" if fill else "partial"
+        return None if fill else cst.SimpleString('"partial"')
     node = bound.get("last_batch_policy")
     if node is None:
-        return "fill"
+        return None
+    if isinstance(node, cst.IfExp):
+        body, orelse = _policy_literal(node.body, facts), _policy_literal(node.orelse, facts)
+        if body is not None and orelse is not None:
+            return node.with_changes(body=cst.SimpleString(f'"{body}"'), orelse=cst.SimpleString(f'"{orelse}"'))
+    literal = _policy_literal(node, facts)
+    if literal == "fill":
+        return None
+    return cst.SimpleString(f'"{literal}"') if literal is not None else node
+
+
+def _policy_literal(node: cst.BaseExpression, facts: ModuleFacts) -> str | None:
     qualname = facts.imports.resolve(node) or ""
     member = qualname.rsplit(".", 1)[-1]
     if qualname.startswith("nvidia.dali.plugin.") and ".LastBatchPolicy." in qualname and member in POLICIES:
         return POLICIES[member]
-    raise NotMigratable("give `last_batch_policy` as `LastBatchPolicy.FILL`, `.PARTIAL` or `.DROP`")
+    return None
 
 
 def _output_count(function: cst.FunctionDef) -> int | None:
@@ -132,8 +147,8 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
     outputs = _checked_outputs(plan, bound, parameters)
     policy = _policy(bound, facts)
     renamed = {"reader_name": keyword_arg("reader_meta", cst.Name(meta))}
-    if policy != "fill":
-        renamed["last_batch_policy"] = keyword_arg("last_batch_policy", cst.SimpleString(f'"{policy}"'))
+    if policy is not None:
+        renamed["last_batch_policy"] = keyword_arg("last_batch_policy", policy)
     if _auto_reset(bound.get("auto_reset")):
         renamed["auto_reset"] = keyword_arg("auto_reset", cst.Name("True"))
     added = [keyword_arg("batch_size", _batch_size(plan, factory_call))]
@@ -231,6 +246,6 @@ def unbound_pipelines(facts: ModuleFacts, pipeline_names: set[str]) -> list[Site
     found = []
     for site in facts.iterator_uses:
         argument = iterated_pipeline(site.node)
-        if argument is not None and not isinstance(argument, cst.Name) and all_names(argument) & pipeline_names:
+        if argument is not None and not is_pipeline_reference(argument) and all_names(argument) & pipeline_names:
             found.append(site)
     return found

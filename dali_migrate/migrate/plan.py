@@ -123,11 +123,25 @@ def plan_imported_pipeline(defined: PipelinePlan, local: str, facts: ModuleFacts
     plan = replace(defined, graph=replace(defined.graph, name=local), blockers=[], pipe_vars=[],
                    factory_calls=[], imported=True)
     _check_call_sites(plan, facts, strays)
+    _check_device_kept(plan)
     if plan.checkpointing and not defined.checkpointing:
         plan.block("DM013", plan.factory_calls[0] if plan.factory_calls else defined.function,
                    f"checkpointing is enabled only where `{local}` is called: add `enable_checkpointing=True` "
                    "to its `@pipeline_def`")
     return plan
+
+
+def _check_device_kept(plan: PipelinePlan) -> None:
+    """A device chosen where an imported pipeline is called must reach its EvalContext."""
+    if "device_id" in plan.params:
+        return
+    for call in plan.factory_calls:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "device_id" and not (
+                    isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                plan.block("DM001", arg, f"`device_id=` is given here, but `{plan.graph.name}` is migrated "
+                                         "without a device parameter: migrate this file with the one that "
+                                         "defines it, or pass the device there")
 
 
 def _check_serialized(plan: PipelinePlan, facts: ModuleFacts) -> None:
@@ -488,7 +502,10 @@ def _mapped_params(plan: PipelinePlan, keywords: dict) -> list[str]:
     params = ["batch_size"]
     if "num_threads" in given:
         params.append("num_threads")
-    if "device_id" in given and not _all_none(plan, "device_id"):
+    # a pipeline called only from other modules may be given a device there, unless its
+    # decorator fixes one (importers that pass another are kept: _check_device_kept)
+    called_elsewhere = not plan.factory_calls and "device_id" not in plan.pipeline_args
+    if "device_id" in given and not _all_none(plan, "device_id") or called_elsewhere:
         params.append("device_id")
     if "seed" in given or plan.random_calls or any(reader_needs_pipeline_seed(r.node) for r in plan.readers):
         params.append("seed")
@@ -549,6 +566,14 @@ class _StrayReferenceFinder(Visitor):
         return True
 
 
+def is_pipeline_reference(node: cst.BaseExpression | None) -> bool:
+    """A name, or an attribute of ``self`` (``self.pipe``): what a pipeline is held in where its
+    uses can be followed within one function."""
+    if isinstance(node, cst.Name):
+        return True
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
 def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, list[cst.CSTNode]]:
     """Uses of pipeline functions and pipeline variables that the migration does not rewrite:
     anything but ``pipe = f(...)``, ``pipe.build()`` and ``pipe.run()``."""
@@ -559,7 +584,7 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(returned) for returned in facts.pipeline_returns}
     # iterators over a pipeline are planned in iterators.py, which blocks what it cannot rewrite
     accounted |= {id(argument) for s in facts.iterator_uses
-                  if isinstance(argument := iterated_pipeline(s.node, by_keyword=False), cst.Name)}
+                  if is_pipeline_reference(argument := iterated_pipeline(s.node, by_keyword=False))}
     names = facts.pipeline_functions | facts.pipeline_vars | set(facts.pipeline_helpers)
     finder = _StrayReferenceFinder(names, accounted)
     module.visit(finder)

@@ -24,7 +24,7 @@ from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
 from .names import scope_names
 from .ops import bracket_moved, reader_constructor, realigned
-from .plan import all_params
+from .plan import all_params, is_pipeline_reference
 from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
@@ -84,6 +84,8 @@ def _named_readers(plan) -> dict[str, object]:
 
 
 def _meta_name(var: str, reader_name: str, several: bool) -> str:
+    """A local variable: ``self.pipe``'s metadata is ``pipe_reader_meta``."""
+    var = var.removeprefix("self.")
     if not several:
         return f"{var}_reader_meta"
     slug = "".join(c if c.isalnum() else "_" for c in reader_name.lower())
@@ -238,6 +240,6 @@ def factory_statements(facts: ModuleFacts) -> dict[str, list[cst.Call]]:
     """``var -> calls`` for each ``var = some_pipeline(...)``."""
     found: dict[str, list[cst.Call]] = {}
     for target, call in zip(facts.pipeline_binding_targets, facts.pipeline_factory_calls):
-        if isinstance(target, cst.Name):
-            found.setdefault(target.value, []).append(call)
+        if is_pipeline_reference(target):
+            found.setdefault(dotted_name(target), []).append(call)
     return found

@@ -28,6 +28,8 @@ class DALITorchLoader:
         self.batches = batches
         self.output_map = list(output_map)
         self.batch_size = batch_size
+        # "fill", "partial", "drop", or DALI's LastBatchPolicy.FILL, .PARTIAL, .DROP
+        last_batch_policy = str(getattr(last_batch_policy, "name", last_batch_policy)).lower()
         self.last_batch_policy = last_batch_policy
         self.auto_reset = auto_reset
         total, shards = reader_meta["epoch_size"], reader_meta["number_of_shards"]

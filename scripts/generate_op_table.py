@@ -100,6 +100,31 @@ def _exact_defaults(schema) -> dict:
     return defaults
 
 
+def ndd_dtypes() -> dict[str, str]:
+    """``types.FLOAT`` -> ``float32``: each numeric or boolean DALI data type constant with the
+    name ndd gives the same type."""
+    import nvidia.dali.experimental.dynamic as ndd
+    from nvidia.dali import types
+
+    by_type = {}
+    for name in sorted(dir(ndd)):
+        value = getattr(ndd, name)
+        if isinstance(value, ndd.DType) and name.islower():
+            by_type.setdefault(str(value), name)
+    mapping = {}
+    for name in sorted(dir(types.DALIDataType)):
+        member = getattr(types.DALIDataType, name)
+        if name.startswith("_") or not isinstance(member, types.DALIDataType) or not hasattr(types, name):
+            continue
+        try:
+            ndd_name = by_type.get(str(ndd.dtype(member)))
+        except Exception:  # STRING, NO_TYPE, ...: no ndd type
+            continue
+        if ndd_name is not None:
+            mapping[name] = ndd_name
+    return mapping
+
+
 def all_schema_names() -> list[str]:
     from nvidia.dali.ops import _registry
 
@@ -120,6 +145,7 @@ def build_table() -> dict:
         "dali_version": nvidia.dali.__version__,
         "generated_by": "scripts/generate_op_table.py",
         "ndd_unsupported_args": list(NDD_UNSUPPORTED_ARGS),
+        "ndd_dtypes": ndd_dtypes(),
         "ops": dict(sorted(ops.items())),
     }
 

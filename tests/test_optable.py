@@ -35,3 +35,37 @@ def test_static_commands_do_not_import_dali():
             "print('nvidia.dali' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
     assert out == "False"
+
+
+def test_ndd_dtype_names_are_the_same_types():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as ndd
+    from nvidia.dali import types
+
+    table = load_op_table()
+    assert table.ndd_dtypes["FLOAT"] == "float32" and table.ndd_dtypes["UINT8"] == "uint8"
+    for constant, name in table.ndd_dtypes.items():
+        assert ndd.dtype(getattr(types, constant)) == getattr(ndd, name), constant
+
+
+def test_dtype_arguments_of_operators_become_ndd_types_and_nothing_else_does():
+    from dali_migrate.config import Config
+    from dali_migrate.engine import migrate_file
+
+    source = b'''from nvidia.dali import fn, pipeline_def, types
+from nvidia.dali.types import INT32
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def pipe(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    images = fn.decoders.image(jpegs, output_type=types.RGB)
+    return fn.cast(images, dtype=types.FLOAT), fn.cast(labels, dtype=INT32)
+
+
+WANTED = types.FLOAT
+'''
+    migrated = migrate_file(source, "pipe.py", Config()).new_source.decode()
+    assert "ndd.cast(images, dtype=ndd.float32), ndd.cast(labels, dtype=ndd.int32)" in migrated
+    assert "output_type=types.RGB" in migrated  # an image type, not a data type
+    assert "WANTED = types.FLOAT" in migrated  # not an operator's argument

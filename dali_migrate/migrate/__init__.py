@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..visitors import Transformer
 
-from ..analysis import ModuleFacts
+from ..analysis import DaliCall, ModuleFacts
 from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
 from .checkpointing import CheckpointNotMigratable, CheckpointRewrites, StatementOf, checkpoint_sites, plan_checkpoints
@@ -19,7 +19,7 @@ from . import torch_loader
 from .imports import add_local_import, fix_imports, has_ndd_import, insert_after_imports
 from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name
-from .ops import GraphOpRewriter, OpRewritePlan
+from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments
 from .helpers import find_helpers, plan_helpers
 from .places import Places, node_ids
 from .plan import (
@@ -72,6 +72,8 @@ class Migrator(Transformer):
             self._prepare(plan)
         for helper in (helpers or {}).values():  # deterministic operators only: no RNG to give
             self.op_plan.calls.update((id(call.node), call) for call in helper.calls)
+            for call in helper.calls:
+                self._use_ndd_dtypes(call)
         self.op_rewriter = GraphOpRewriter(self.op_plan, facts.optable)
 
     def _prepare(self, plan: PipelinePlan) -> None:
@@ -91,6 +93,7 @@ class Migrator(Transformer):
             if id(call.node) in replaced:
                 continue
             self.op_plan.calls[id(call.node)] = call
+            self._use_ndd_dtypes(call)
             if id(call.node) in names.op_rngs:
                 self.op_plan.call_rngs[id(call.node)] = names.op_rngs[id(call.node)]
             elif call.op is not None and call.op.random:
@@ -106,6 +109,10 @@ class Migrator(Transformer):
             self.per_sample_ifs[id(branch.statement)] = (branch, unique_name("per_sample_if", taken))
             self.per_sample_tests |= branch.tests
             self.op_plan.needs_numpy = True
+
+    def _use_ndd_dtypes(self, call: DaliCall) -> None:
+        if call.op is not None and not call.op.is_reader and call.op.fn not in ("python_function", "shapes"):
+            self.op_plan.dtypes.update(dtype_arguments(call.node, self.facts.imports, self.facts.optable))
 
     # The TODO inserter tracks the enclosing statement of every node.
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -123,6 +130,12 @@ class Migrator(Transformer):
 
     def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
         return self.op_rewriter.leave_SimpleString(original_node, updated_node)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self.op_rewriter.leave_Attribute(original_node, updated_node)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self.op_rewriter.leave_Name(original_node, updated_node)
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         if id(original_node) in self.op_plan.subscripts:

@@ -90,6 +90,7 @@ class OpRewritePlan:
     shape_methods: set[int] = field(default_factory=set)  # ``images.shape()`` on DataNodes
     constants: dict[int, str | None] = field(default_factory=dict)  # types.Constant -> NumPy dtype
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" device names given to variables
+    dtypes: dict[int, str] = field(default_factory=dict)  # ``types.FLOAT`` in an op's arguments -> ``float32``
     numpy_alias: str = "np"
     needs_numpy: bool = False  # set when a rewrite used numpy
 
@@ -147,6 +148,14 @@ class GraphOpRewriter(Transformer):
             args = append_keyword(args, "rng", cst.Name(rng))
         return args
 
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        dtype = self.plan.dtypes.get(id(original_node))
+        return updated_node if dtype is None else ndd_expr(self.plan.ndd_alias, dtype)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        dtype = self.plan.dtypes.get(id(original_node))
+        return updated_node if dtype is None else ndd_expr(self.plan.ndd_alias, dtype)
+
     def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
         if id(original_node) not in self.plan.mixed_strings:
             return updated_node
@@ -156,6 +165,26 @@ class GraphOpRewriter(Transformer):
         if id(original_node) not in self.plan.subscripts:
             return updated_node
         return updated_node.with_changes(value=cst.Attribute(value=updated_node.value, attr=cst.Name("slice")))
+
+
+TYPES_MODULE = "nvidia.dali.types."
+
+
+def dtype_arguments(call: cst.Call, imports, optable: OpTable) -> dict[int, str]:
+    """The DALI data type constants an operator takes as arguments (``dtype=types.FLOAT``, also
+    in a list), by node id, with the ndd type each one is: NVIDIA's dynamic-mode code writes
+    ``ndd.float32``. Constants used any other way (compared, stored) are left alone."""
+    found = {}
+    for arg in call.args:
+        values = [arg.value]
+        if isinstance(arg.value, (cst.List, cst.Tuple)):
+            values = [e.value for e in arg.value.elements if isinstance(e, cst.Element)]
+        for value in values:
+            qualname = imports.resolve(value) or ""
+            member = qualname.removeprefix(TYPES_MODULE).removeprefix("DALIDataType.")
+            if qualname.startswith(TYPES_MODULE) and member in optable.ndd_dtypes:
+                found[id(value)] = optable.ndd_dtypes[member]
+    return found
 
 
 def shapes_batch(call: cst.Call, ndd_alias: str, method: bool = False) -> cst.Call:

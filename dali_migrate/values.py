@@ -23,6 +23,10 @@ PIPELINE_ONLY = ("nvidia.dali.fn.", "nvidia.dali.ops.", "nvidia.dali.auto_aug", 
                  "nvidia.dali.plugin.")
 GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANODE = (
     "generator", "outputs", "batch", "tensor", "reader", "epoch", "context", "other", "mixed", "datanode")
+# a migrated pipeline called with ``yield_reader_meta=True``: its first ``next()`` gives the
+# reader's metadata (a dictionary), the ones after it outputs (migrate/reader_meta.py)
+META_FIRST = "generator yielding its reader's metadata first"
+READER_META_FLAG = "yield_reader_meta"
 NOT_DALI_MODULES = ("numpy.", "torch.", "math.", "random.", "PIL.", "cv2.")
 NOT_DALI_METHODS = frozenset({"torch", "numpy", "tolist", "item"})
 BATCH_ONLY_ATTRIBUTES = frozenset({"tensors", "slice", "batch_size", "select"})
@@ -440,6 +444,14 @@ class ValueModel(ast.NodeVisitor):
         return _element(owner) if owner.kind == OUTPUTS or owner.items is not None else None
 
     def value_Call(self, node: ast.Call) -> Value | None:
+        value = self._call_value(node)
+        if value is not None and value.kind == GENERATOR and any(
+                k.arg == READER_META_FLAG and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords):
+            return Value(META_FIRST, value.origins)
+        return value
+
+    def _call_value(self, node: ast.Call) -> Value | None:
         arguments = [self.value(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
         keywords = {k.arg: self.value(k.value) for k in node.keywords}
         spelled = _dotted(node.func)
@@ -466,6 +478,9 @@ class ValueModel(ast.NodeVisitor):
                 and func.attr in self.functions and "self" not in self.env)
 
     def _plain_call(self, node: ast.Call, name: str, arguments, keywords) -> Value | None:
+        if name == "next" and arguments and arguments[0] is not None and arguments[0].kind == META_FIRST:
+            self._metadata_taken(node.args[0], arguments[0])
+            return Value(OTHER)
         if name == "next" and arguments and arguments[0] is not None and arguments[0].kind in (GENERATOR, EPOCH):
             return Value(OUTPUTS, arguments[0].origins)
         if name == "len" and arguments and arguments[0] is not None and arguments[0].kind == BATCH:
@@ -481,6 +496,14 @@ class ValueModel(ast.NodeVisitor):
         if summary.yields is not None:
             return Value(GENERATOR, summary.yields.origins | {name})
         return summary.returns
+
+    def _metadata_taken(self, generator: ast.expr, value: Value) -> None:
+        """After the first ``next()`` the generator gives outputs."""
+        outputs_next = Value(GENERATOR, value.origins)
+        if isinstance(generator, ast.Name):
+            self.env[generator.id] = outputs_next
+        elif isinstance(generator, ast.Attribute) and (spelled := _dotted(generator)) is not None:
+            self.attributes[spelled] = outputs_next
 
     def _pass_arguments(self, summary: FunctionSummary, arguments, keywords) -> None:
         params = [a.arg for a in [*summary.node.args.posonlyargs, *summary.node.args.args]]

@@ -31,15 +31,17 @@ def test_operators_are_grouped_where_they_land():
     assert cst.Module([]).code_for_node(grouped(cst.parse_expression("a"))) == "a"
 
 
-LOADER = '''
-from nvidia.dali import fn, pipeline_def
-from nvidia.dali.plugin.pytorch import DALIGenericIterator
+PIPELINES = '''from nvidia.dali import fn, pipeline_def
 
 
 @pipeline_def
 def train(root, shard, shards):
     jpegs, labels = fn.readers.file(file_root=root, shard_id=shard * 1, num_shards=shards, name="Reader")
     return labels
+'''
+LOADER = '''
+from nvidia.dali.plugin.pytorch import DALIGenericIterator
+IMPORT
 
 
 def loader(args, world):
@@ -49,14 +51,39 @@ def loader(args, world):
 '''
 
 
-def test_a_reader_argument_computed_at_the_call_is_copied_in_parentheses():
-    result = migrate_file(LOADER.replace("ROOT", 'f"{args.data}/train"').encode(), "loader.py", Config())
-    assert result.pipelines == [("train", [])]
-    code = " ".join(result.new_source.decode().split())  # as one line, however it is wrapped
+def _imported(tmp_path, root: str):
+    """The pipeline in another module: its reader's arguments are copied to the call."""
+    import subprocess
+
+    from dali_migrate.runner import run_migrate
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "pipes.py").write_text(PIPELINES)
+    (tmp_path / "loader.py").write_text(LOADER.replace("IMPORT", "from pkg.pipes import train").replace("ROOT", root))
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    results = run_migrate([tmp_path], Config(), write=True)
+    assert all(r.error is None for r in results)
+    return results, (tmp_path / "loader.py").read_text()
+
+
+def test_a_reader_argument_computed_at_the_call_is_copied_in_parentheses(tmp_path):
+    results, code = _imported(tmp_path, 'f"{args.data}/train"')
+    assert [p for r in results for p in r.pipelines] == [("train", [])]
+    code = " ".join(code.split())  # as one line, however it is wrapped
     assert 'file_root=f"{args.data}/train", shard_id=(args.rank % world) * 1' in code
 
 
-def test_a_reader_argument_that_calls_a_function_keeps_the_pipeline_and_says_why():
-    result = migrate_file(LOADER.replace("ROOT", "next_root()").encode(), "loader.py", Config())
-    (name, reasons), = result.pipelines
+def test_a_reader_argument_that_calls_a_function_keeps_the_pipeline_and_says_why(tmp_path):
+    results, _ = _imported(tmp_path, "next_root()")
+    (name, reasons), = [p for r in results for p in r.pipelines]
     assert reasons and "`root` at the pipeline's call may not give the same value twice" in reasons[0]
+
+
+def test_in_its_own_module_the_pipeline_gives_its_reader_metadata_and_nothing_is_copied():
+    source = PIPELINES + LOADER.replace("IMPORT", "").replace("ROOT", "next_root()")
+    result = migrate_file(source.encode(), "loader.py", Config())
+    assert result.pipelines == [("train", [])]
+    code = result.new_source.decode()
+    assert code.count("next_root()") == 1 and code.count("ndd.readers.File(") == 1
+    assert "pipe_reader_meta = next(pipe)" in code

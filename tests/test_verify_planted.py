@@ -56,7 +56,7 @@ def test_swapped_outputs_are_caught(planted):
 
 
 def test_wrong_dtype_is_caught(planted):
-    report = verify_files(ORIGINAL, planted("dtype=types.FLOAT", "dtype=types.FLOAT16"), VerifyOptions())
+    report = verify_files(ORIGINAL, planted("dtype=ndd.float32", "dtype=ndd.float16"), VerifyOptions())
     assert ("dtype", 0) in _whats(report)
 
 

@@ -11,7 +11,7 @@ from ..imports import IMPORT_TYPES
 from .checkpointing import CheckpointRewrites
 from .ops import append_keyword, without_keywords
 from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
-from .reader_meta import ReaderMetaRewrites
+from .reader_meta import READER_META_FLAG, ReaderMetaRewrites
 
 RUN_LIKE = frozenset({"run", "outputs", "share_outputs"})
 
@@ -71,10 +71,12 @@ class CallSiteRewrites:
             return self.reader_meta.lookups[key]
         if key in self.run_calls:
             return _call(cst.Name("next"), updated.func.value)
-        if key in self.factory_dropped_args:
-            args = without_keywords(updated.args, self.factory_dropped_args[key])
+        if key in self.factory_dropped_args or key in self.reader_meta.flagged_calls:
+            args = without_keywords(updated.args, self.factory_dropped_args.get(key, set()))
             if key in self.checkpoints.factory_args:
                 args = append_keyword(args, "checkpoint", self.checkpoints.factory_args[key])
+            if key in self.reader_meta.flagged_calls:
+                args = append_keyword(args, READER_META_FLAG, cst.Name("True"))
             return updated.with_changes(args=args)
         method = self.output_uses.get(key)
         if method is None:

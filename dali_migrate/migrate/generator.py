@@ -19,6 +19,7 @@ from . import external_source as sources
 from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
 from .names import scope_names, target_names
 from .plan import PipelinePlan, reader_needs_pipeline_seed
+from .reader_meta import READER_META_FLAG, reader_name_node
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ def migrated_parameters(plan: PipelinePlan, params: cst.Parameters) -> cst.Param
     new.sort(key=lambda p: p.default is not None)
     if plan.checkpointing:
         new.append(_kwonly_param("checkpoint", cst.Name("None")))
+    if plan.yields_reader_meta:
+        new.append(_kwonly_param(READER_META_FLAG, cst.Name("False")))
     kwonly = [*params.kwonly_params, *new]
     star = params.star_arg
     if isinstance(star, cst.MaybeSentinel) or star is None:
@@ -149,6 +152,9 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
             # pipeline mode seeds a shuffling reader from the pipeline's seed: keep the order
             # reproducible and tied to that seed (not equal: DALI derives the seed in C++)
             constructor = constructor.with_changes(args=append_keyword(list(constructor.args), "seed", cst.Name("seed")))
+        if plan.yields_reader_meta:  # it answers get_metadata() before its first epoch
+            constructor = constructor.with_changes(
+                args=append_keyword(list(constructor.args), "max_batch_size", cst.Name("batch_size")))
         # `images, labels = fn.readers.file(` is now `reader = ndd.readers.File(`
         moved = bracket_moved([assign.targets[0].target, assign.value.func], [cst.Name(name), constructor.func])
         constructor = realigned(constructor, moved)
@@ -178,11 +184,25 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         loop = _zipped_loop(targets, reader_names, body)
     else:
         loop = _loop(targets[0] if targets else None, names, "batch_size", body)
+    if plan.yields_reader_meta:
+        setup.append(_metadata_first(plan, reader_names))
     statements = [*setup, loop]
     return _without_pipeline_decorator(plan, updated).with_changes(
         params=migrated_parameters(plan, updated.params),
         body=updated.body.with_changes(body=[*docstring, *statements]),
     )
+
+
+def _metadata_first(plan: PipelinePlan, reader_names: list[str]) -> cst.BaseStatement:
+    """``if yield_reader_meta: yield reader.get_metadata()``: what the callers that read the
+    reader's metadata take with their first ``next()`` (by reader name where there are several)."""
+    if len(plan.readers) == 1:
+        value = f"{reader_names[0]}.get_metadata()"
+    else:
+        named = [(reader_name_node(r.node), name) for r, name in zip(plan.readers, reader_names)]
+        value = "{" + ", ".join(f"{key.value}: {name}.get_metadata()" for key, name in named if key is not None) + "}"
+    return statement(f"if {READER_META_FLAG}:  # the caller's first next(): the reader's metadata\n"
+                     f"    yield {value}\n")
 
 
 def _context_arguments(plan: PipelinePlan) -> str:

@@ -146,7 +146,7 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
     bound = _bind(site.node, parameters)
     outputs = _checked_outputs(plan, bound, parameters)
     policy = _policy(bound, facts)
-    renamed = {"reader_name": keyword_arg("reader_meta", cst.Name(meta))}
+    renamed = {"reader_name": keyword_arg("reader_meta", cst.parse_expression(meta))}
     if policy is not None:
         renamed["last_batch_policy"] = keyword_arg("last_batch_policy", policy)
     if _auto_reset(bound.get("auto_reset")):

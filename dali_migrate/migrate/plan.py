@@ -72,6 +72,8 @@ class PipelinePlan:
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" literals that become "gpu"
     constants: dict[int, str | None] = field(default_factory=dict)  # id(types.Constant call) -> NumPy dtype
     helpers: set[str] = field(default_factory=set)  # module functions that build part of the graph
+    # its callers read the reader's metadata: the generator yields it first when asked (reader_meta.py)
+    yields_reader_meta: bool = False
 
     @property
     def migratable(self) -> bool:

@@ -1,15 +1,21 @@
-"""``pipe.epoch_size(...)`` and ``pipe.reader_meta(...)`` after a migration (DM017).
+"""``pipe.epoch_size(...)`` and ``pipe.reader_meta(...)`` after a migration (DM017), and the
+metadata the PyTorch loader needs (DM010).
 
-The migrated pipeline's reader lives inside its generator, and an ndd reader that answered
-``get_metadata()`` can no longer be iterated with a batch size of its own choosing (measured on
-DALI 2.4). So the metadata comes from a second reader, built with the same arguments right
-after the pipeline is created::
+The metadata comes from the reader the pipeline uses. The migrated generator takes
+``yield_reader_meta=True`` from the callers that need it, and its first ``next()`` gives the
+reader's ``get_metadata()`` (the reader is made with ``max_batch_size=batch_size``, so that it
+can answer before its first epoch; measured on DALI 2.4: the same batches follow)::
 
-    pipe = train(DATA_DIR, batch_size=4)
-    pipe_reader_meta = ndd.readers.File(file_root=DATA_DIR).get_metadata()
+    pipe = train(DATA_DIR, batch_size=4, yield_reader_meta=True)
+    pipe_reader_meta = next(pipe)
 
 ``pipe.epoch_size("Reader")`` is the padded epoch size (``epoch_size_padded``: 12, not 11,
-for 11 files in 3 padded shards), ``pipe.reader_meta("Reader")`` the whole dictionary.
+for 11 files in 3 padded shards), ``pipe.reader_meta("Reader")`` the whole dictionary. With
+several readers the first ``next()`` gives a dictionary by reader name.
+
+A pipeline defined in another module was migrated there without knowing its callers: its
+metadata still comes from a second reader built with the same arguments right after the
+pipeline is created.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from .plan import all_params, is_pipeline_reference
 from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
+READER_META_FLAG = "yield_reader_meta"  # the generator's keyword: its first next() gives the metadata
 
 
 class NotMigratable(Exception):
@@ -40,6 +47,7 @@ class ReaderMetaRewrites:
     statements_after: dict[int, dict[str, cst.BaseStatement]] = field(default_factory=dict)
     lookups: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(method call)
     loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
+    flagged_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets READER_META_FLAG
 
     @classmethod
     def merged(cls, parts: list[ReaderMetaRewrites]) -> ReaderMetaRewrites:
@@ -49,6 +57,7 @@ class ReaderMetaRewrites:
                 whole.statements_after.setdefault(call, {}).update(statements)
             whole.lookups.update(part.lookups)
             whole.loaders += part.loaders
+            whole.flagged_calls |= part.flagged_calls
         return whole
 
 
@@ -107,6 +116,17 @@ def _looked_up(site: Site, plan) -> list[str]:
     if wanted not in named:
         raise NotMigratable(f"no reader named {wanted!r} in the pipeline")
     return [wanted]
+
+
+def _own_lookup(site: Site, meta: str, readers: list[str], several: bool) -> cst.BaseExpression:
+    """A lookup in what the generator's first ``next()`` gave: the metadata of its one reader,
+    or a dictionary of them by name."""
+    def value(reader: str) -> str:
+        one = f"{meta}[{reader!r}]" if several else meta
+        return f'{one}["epoch_size_padded"]'.replace("'", '"') if site.detail == "epoch_size" else one.replace("'", '"')
+    if not site.node.args:
+        return cst.parse_expression("{" + ", ".join(f'"{name}": {value(name)}' for name in readers) + "}")
+    return cst.parse_expression(value(readers[0]))
 
 
 def _lookup(site: Site, metas: dict[str, str], plan) -> cst.BaseExpression:
@@ -187,6 +207,9 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 readers = [loaders.reader_name(site)]
             else:
                 readers = _looked_up(site, plan)
+            if not plan.imported:
+                _from_own_reader(plan, var, site, site in loader_sites, readers, factory_call, rewrites, loaders)
+                continue
             metas = {name: _meta_name(var, name, several) for name in readers}
             if site in loader_sites:
                 rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, metas[readers[0]])
@@ -198,6 +221,23 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 if meta not in after:  # one lookup per reader, however often it is asked
                     after[meta] = _meta_statement(plan, _named_readers(plan)[name], factory_call, meta, facts, ndd_alias)
     return rewrites
+
+
+def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[str], factory_call: cst.Call,
+                     rewrites: ReaderMetaRewrites, loaders) -> None:
+    """``var = graph(..., yield_reader_meta=True)`` and ``var_reader_meta = next(var)`` after it."""
+    several = len(plan.readers) > 1
+    meta = _meta_name(var, "", False)
+    if is_loader:
+        given = f"{meta}[{readers[0]!r}]".replace("'", '"') if several and readers[0] else meta
+        rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, given)
+        rewrites.loaders.append(site)
+    else:
+        rewrites.lookups[id(site.node)] = _own_lookup(site, meta, readers, several)
+    plan.yields_reader_meta = True
+    rewrites.flagged_calls.add(id(factory_call))
+    after = rewrites.statements_after.setdefault(id(factory_call), {})
+    after.setdefault(meta, cst.parse_statement(f"{meta} = next({var})\n"))
 
 
 def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) -> cst.Call | None:

@@ -55,14 +55,15 @@ class FrameworkIterator(Rule):
     into a module of its own that migrated files import (README: "PyTorch iterators"). It
     gives what the iterator gave, batch for batch: the steps per epoch across all shards, the
     samples carried into the next epoch (FILL), the trimmed (PARTIAL) or dropped (DROP) last
-    batch, `len()`, `reset()` and `auto_reset`. `pipe_reader_meta` comes from a second reader
-    built with the pipeline's reader arguments. The loops that read `data[0]["data"]` stay as
+    batch, `len()`, `reset()` and `auto_reset`. `pipe_reader_meta` is what the first
+    `next(pipe)` gives when the pipeline is created with `yield_reader_meta=True`: its reader's
+    metadata. The loops that read `data[0]["data"]` stay as
     they are, also in the functions the loader is handed to.
 
     ## Fix safety
     Fixed for the PyTorch `DALIGenericIterator` and `DALIClassificationIterator` over one
-    migrated pipeline with `reader_name=` naming its only reader, the output map and the
-    policy given as literals, and the pipeline created in the function that creates the
+    migrated pipeline with `reader_name=` naming one of its readers, the output map given as a
+    literal, and the pipeline created in the function that creates the
     iterator. Everything else (a list of pipelines, `size=`, no `reader_name=`, other
     frameworks) keeps the pipeline in pipeline mode, with a TODO naming the manual step.
     """

@@ -26,19 +26,22 @@ class ReaderMeta(Rule):
 
     ## Use instead
     ```python
-    pipe_reader_meta = ndd.readers.File(file_root=root).get_metadata()
+    pipe = train(root, batch_size=batch_size, yield_reader_meta=True)
+    pipe_reader_meta = next(pipe)  # the pipeline's own reader's get_metadata()
     steps = pipe_reader_meta["epoch_size_padded"] // batch_size
     ```
     `pipe.epoch_size(name)` is the *padded* epoch size (`epoch_size_padded`), which differs
     from `epoch_size` when shards are padded.
 
     ## Fix safety
-    The reader lives inside the migrated generator, and an ndd reader asked for its metadata
-    can no longer be iterated with another batch size, so the codemod builds a second reader
-    with the same arguments right after `pipe = f(...)` and reads its metadata. It does so only
-    where the reader's arguments are the pipeline's parameters, bound at that call to plain
-    names or literals, the lookup is in the same function, and the reader name matches the
-    reader's `name=`. Anything else is marked with a TODO that says which condition failed.
+    The reader lives inside the migrated generator: the callers that look its metadata up pass
+    `yield_reader_meta=True`, and the generator's first `next()` gives the reader's
+    `get_metadata()` (the reader is made with `max_batch_size=batch_size`, so that it can
+    answer before its first epoch and still give the same batches). It does so where the
+    lookup is in the function that creates the pipeline and the reader name matches the
+    reader's `name=`. A pipeline defined in another module gets a second reader with the same
+    arguments at the call, where those are the pipeline's parameters bound to plain names or
+    literals. Anything else is marked with a TODO that says which condition failed.
     """
 
     code = "DM017"

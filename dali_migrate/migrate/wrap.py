@@ -281,11 +281,21 @@ def _split_call(expression: cst.BaseExpression, call: cst.Call, base: int, level
     one_line = layout.indent(base, level + 1) + len(inside) <= layout.limit
     if one_line:
         laid = _lay_out(arguments, True, level, layout)
+    elif len(arguments) == 1 and _bare_generator(arguments[0]):  # ``all(x for x in y)``: its clauses split
+        generator = arguments[0].value
+        element = _wrap_expression(generator.elt, layout.indent(base, level + 1), 0, base, level + 1, layout, module)
+        split = generator.with_changes(elt=element,
+                                       for_in=_split_clauses(generator.for_in, base, level + 1, layout, module))
+        laid = _lay_out([arguments[0].with_changes(value=split)], True, level, layout)
     else:  # a sole argument has no comma to split at: black adds none after it
         arguments = [_wrap_argument(a, base, level + 1, layout, module) for a in arguments]
         laid = _lay_out(arguments, len(arguments) == 1, level, layout)
     split = call.with_changes(args=laid, whitespace_before_args=_newline(level + 1, layout))
     return expression.deep_replace(call, split) if call is not expression else split
+
+
+def _bare_generator(argument: cst.Arg) -> bool:
+    return isinstance(argument.value, cst.GeneratorExp) and not argument.value.lpar and not argument.keyword
 
 
 COLLECTIONS = (cst.List, cst.Set, cst.Dict, cst.Tuple)

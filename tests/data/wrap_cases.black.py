@@ -105,3 +105,14 @@ def f():
         mirror = ndd.random.coin_flip(
             probability=0.5, batch_size=batch_size, rng=rngxxxxxxxxxxxxxxx
         )
+        print(
+            "angles in range:",
+            all(
+                -15.0 <= float(np.asarray(angles.tensors[i])) <= 15.0
+                for i in range(angles.batch_size)
+            ),
+        )
+        ok = all(
+            -15.0 <= float(np.asarray(angles_of_the_batch.tensors[i])) <= 15.0
+            for i in range(n)
+        )

@@ -28,3 +28,5 @@ def f():
         red, green_blue = [ndd.batch(list(outputs)) for outputs in zip(*[split_channels(np.asarray(sample)) for sample in images])]
         print(step, images.shape[0], np.array(np.asarray(labels.tensors[0])), labels.batch_size, labels.tensors[1])
         mirror = ndd.random.coin_flip(probability=0.5, batch_size=batch_size, rng=rngxxxxxxxxxxxxxxx)
+        print("angles in range:", all(-15.0 <= float(np.asarray(angles.tensors[i])) <= 15.0 for i in range(angles.batch_size)))
+        ok = all(-15.0 <= float(np.asarray(angles_of_the_batch.tensors[i])) <= 15.0 for i in range(n))

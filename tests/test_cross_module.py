@@ -177,6 +177,18 @@ print(pipe.run()[0].as_array().ravel().tolist())
 '''
 
 
+DEVICE_PIPELINES = f'''from nvidia.dali import fn, pipeline_def
+
+ROOT = {IMAGES!r}
+
+
+{{decorator}}
+def labels_pipe(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return labels
+'''
+
+
 def _device_project(tmp_path: Path, pipelines: str) -> Path:
     root = _project(tmp_path, DEVICE_CALLER)
     (root / "pkg" / "devices.py").write_text(pipelines)
@@ -185,16 +197,7 @@ def _device_project(tmp_path: Path, pipelines: str) -> Path:
 
 def test_a_device_given_by_the_importer_reaches_the_migrated_pipeline(tmp_path):
     """The defining module has no call of its own: the device comes from its importers."""
-    root = _device_project(tmp_path, f'''from nvidia.dali import fn, pipeline_def
-
-ROOT = {IMAGES!r}
-
-
-@pipeline_def
-def labels_pipe(root):
-    jpegs, labels = fn.readers.file(file_root=root)
-    return labels
-''')
+    root = _device_project(tmp_path, DEVICE_PIPELINES.format(decorator="@pipeline_def"))
     before = _run(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
@@ -205,16 +208,7 @@ def labels_pipe(root):
 
 
 def test_an_importer_that_gives_a_device_the_definition_fixes_is_kept(tmp_path):
-    root = _device_project(tmp_path, f'''from nvidia.dali import fn, pipeline_def
-
-ROOT = {IMAGES!r}
-
-
-@pipeline_def(device_id=None)
-def labels_pipe(root):
-    jpegs, labels = fn.readers.file(file_root=root)
-    return labels
-''')
+    root = _device_project(tmp_path, DEVICE_PIPELINES.format(decorator="@pipeline_def(device_id=None)"))
     before = _run(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)

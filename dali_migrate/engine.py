@@ -452,7 +452,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         if new_data != data:
             from .migrate.wrap import wrap_long_lines
 
-            new_data = wrap_long_lines(data, new_data, config.line_length)
+            new_data = wrap_long_lines(data, migrated.migration.module, config.line_length)
     except SourceError as error:
         result.error = str(error)
         return result

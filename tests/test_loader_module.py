@@ -93,7 +93,8 @@ def test_loader_module_from_pyproject(tmp_path):
     root = _package_project(tmp_path, '[tool.dali-migrate]\nloader-module = "mypkg.data.dali_loader"\n')
     assert _migrate(str(root / "mypkg")).exit_code == 0
     assert (root / "mypkg" / "data" / "dali_loader.py").read_text() == module_source()
-    assert "from mypkg.data.dali_loader import DALITorchLoader\n" in (root / "mypkg" / "data" / "loaders.py").read_text()
+    loaders = (root / "mypkg" / "data" / "loaders.py").read_text()
+    assert "from mypkg.data.dali_loader import DALITorchLoader\n" in loaders
     assert not (root / "mypkg" / "dali_torch_loader.py").exists()
 
 

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import libcst as cst
 from click.testing import CliRunner
 
 from dali_migrate.cli import main
 from dali_migrate.config import load_config
-from dali_migrate.migrate.wrap import wrap_long_lines
+from dali_migrate.migrate import wrap
+
+
+def wrap_long_lines(original: bytes, migrated: bytes, limit: int) -> bytes:
+    """As the engine calls it, on the migrated module."""
+    return wrap.wrap_long_lines(original, cst.parse_module(migrated), limit)
 
 DATA = Path(__file__).parent / "data"
 
@@ -25,13 +31,13 @@ def test_wrapping_twice_changes_nothing():
 
 
 def test_the_users_own_long_lines_stay():
-    original = b"x = foo(aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccccc)\n"
-    migrated = original + b"y = ndd.resize(images, resize_x=crop, resize_y=crop, interp_type=types.INTERP_TRIANGULAR)\n"
+    original = b"x = foo(aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, ccccccccccccccccccccc)\n"
+    written = b"y = ndd.resize(images, resize_x=crop, resize_y=crop, interp_type=types.INTERP_TRIANGULAR)\n"
+    migrated = original + written
     wrapped = wrap_long_lines(original, migrated, 88)
     assert wrapped.startswith(original)
-    assert wrapped[len(original):] == (b"y = ndd.resize(\n"
-                                       b"    images, resize_x=crop, resize_y=crop, interp_type=types.INTERP_TRIANGULAR\n"
-                                       b")\n")
+    body = b"    images, resize_x=crop, resize_y=crop, interp_type=types.INTERP_TRIANGULAR\n"
+    assert wrapped[len(original):] == b"y = ndd.resize(\n" + body + b")\n"
 
 
 def test_a_statement_with_a_comment_in_its_brackets_is_left_as_written():
@@ -69,3 +75,13 @@ def test_migrate_wraps_to_the_configured_length(tmp_path):
     assert "ndd.crop_mirror_normalize(\n" in wrapped
     assert "ndd.crop_mirror_normalize(images, mirror=flip" in wide
     assert max(len(line) for line in wide.splitlines()) <= 120
+
+
+def test_a_layout_that_cannot_be_written_leaves_the_code_as_migrated(monkeypatch):
+    migrated = b"y = ndd.resize(images, resize_x=crop, resize_y=crop, interp_type=types.INTERP_TRIANGULAR)\n"
+
+    def broken(*args, **kwargs):
+        raise wrap._Mismatch
+
+    monkeypatch.setattr(wrap, "_wrap_expression", broken)
+    assert wrap_long_lines(b"", migrated, 88) == migrated

@@ -12,6 +12,7 @@ move or drop what the user wrote.
 
 from __future__ import annotations
 
+import ast
 import difflib
 from dataclasses import dataclass
 
@@ -20,14 +21,25 @@ import libcst as cst
 DEFAULT_LINE_LENGTH = 88
 
 
-def wrap_long_lines(original: bytes, migrated: bytes, limit: int = DEFAULT_LINE_LENGTH) -> bytes:
-    lines = _long_written_lines(original, migrated, limit)
+def wrap_long_lines(original: bytes, migrated: cst.Module, limit: int = DEFAULT_LINE_LENGTH) -> bytes:
+    """The migrated module's bytes, its written lines wrapped. Statements are found by the line
+    numbers CPython's ``ast`` gives, walked beside the LibCST tree: no second LibCST parse and
+    no position metadata, which would cost more than the migration itself."""
+    data = migrated.bytes
+    lines = _long_written_lines(original, data, limit)
     if not lines:
-        return migrated
-    module = cst.parse_module(migrated)
-    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-    wrapped = wrapper.visit(_Wrapper(lines, limit, module.default_indent, module))
-    return wrapped.bytes
+        return data
+    text = data.decode(migrated.encoding, "replace").splitlines()
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return data
+    unit = migrated.default_indent if migrated.default_indent.strip(" ") == "" else "    "
+    walker = _Walker(lines, _Layout(limit, unit), migrated, text)
+    try:
+        return migrated.with_changes(body=walker.block(migrated.body, tree.body)).bytes
+    except Exception:  # noqa: BLE001 - only the layout is at stake: the code stays as migrated
+        return data
 
 
 def _long_written_lines(original: bytes, migrated: bytes, limit: int) -> set[int]:
@@ -51,69 +63,113 @@ class _Layout:
         return base + level * len(self.unit)
 
 
-class _Wrapper(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (cst.metadata.PositionProvider,)
+class _Mismatch(Exception):
+    """The two trees disagree (never expected): the module is left unwrapped."""
 
-    def __init__(self, lines: set[int], limit: int, unit: str, module: cst.Module) -> None:
-        super().__init__()
-        self.lines, self.module = lines, module
-        self.elifs: set[int] = set()
-        self.layout = _Layout(limit, unit if unit.strip(" ") == "" else "    ")
 
-    def _holds_long_line(self, node: cst.CSTNode, header_end: int | None = None) -> bool:
-        where = self.get_metadata(cst.metadata.PositionProvider, node)
-        last = where.end.line if header_end is None else header_end
-        return any(where.start.line <= line <= last for line in self.lines)
 
-    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
-                                  updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
-        if len(updated.body) != 1 or not self._holds_long_line(original):
-            return updated
-        column = self.get_metadata(cst.metadata.PositionProvider, original).start.column
-        small = updated.body[0]
+class _Walker:
+    """Each block of the LibCST tree beside the same block of the ``ast`` tree; only statements
+    whose lines hold a written long line are rebuilt."""
+
+    def __init__(self, lines: set[int], layout: _Layout, module: cst.Module, text: list[str]) -> None:
+        self.lines, self.layout, self.module, self.text = lines, layout, module, text
+
+    def _touches(self, first: int, last: int) -> bool:
+        return any(first <= line <= last for line in self.lines)
+
+    def _column(self, line: int) -> int:
+        source = self.text[line - 1]
+        return len(source) - len(source.lstrip())
+
+    def block(self, statements, nodes: list[ast.stmt]) -> list:
+        new, index = [], 0
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                span = nodes[index: index + len(statement.body)]
+                index += len(statement.body)
+                if len(span) != len(statement.body):
+                    raise _Mismatch
+                new.append(self._simple(statement, span))
+            else:
+                if index >= len(nodes):
+                    raise _Mismatch
+                new.append(self._compound(statement, nodes[index]))
+                index += 1
+        return new
+
+    def _body(self, suite: cst.BaseSuite, nodes: list[ast.stmt]) -> cst.BaseSuite:
+        if not isinstance(suite, cst.IndentedBlock):  # ``if x: a`` on one line
+            return suite
+        return suite.with_changes(body=self.block(suite.body, nodes))
+
+    def _simple(self, statement: cst.SimpleStatementLine, span: list[ast.stmt]) -> cst.SimpleStatementLine:
+        first, last = span[0].lineno, max(node.end_lineno or node.lineno for node in span)
+        if len(statement.body) != 1 or not self._touches(first, last):
+            return statement
+        small = statement.body[0]
         value = getattr(small, "value", None)
         if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return)) \
                 or not isinstance(value, cst.BaseExpression) or not _safe_to_reflow(small):
-            return updated
+            return statement
+        column = self._column(first)
         flat_small = _flatten(small)
         flat_value = flat_small.value
         prefix = len(_code(self.module, flat_small)) - len(_code(self.module, flat_value))
         right_hand = isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return))
         new_value = _wrap_expression(flat_value, column + prefix, 0, column, 0, self.layout, self.module,
                                      right_hand)
-        return updated.with_changes(body=[flat_small.with_changes(value=new_value)])
+        return statement.with_changes(body=[flat_small.with_changes(value=new_value)])
 
-    def visit_If(self, node: cst.If) -> None:
-        if isinstance(node.orelse, cst.If):
-            self.elifs.add(id(node.orelse))
+    def _header_end(self, node: ast.stmt) -> int:
+        body = getattr(node, "body", None)
+        return max(node.lineno, body[0].lineno - 1) if body else node.lineno
 
-    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
-        return self._header(original, updated, "test", "elif " if id(original) in self.elifs else "if ")
+    def _compound(self, statement: cst.BaseCompoundStatement, node: ast.stmt, elif_: bool = False):
+        header = self._touches(node.lineno, self._header_end(node))
+        if isinstance(statement, cst.FunctionDef):
+            if header:
+                statement = self._parameters(statement, self._column(node.lineno))
+            return statement.with_changes(body=self._body(statement.body, node.body))
+        if isinstance(statement, cst.If):
+            if header:
+                statement = self._test(statement, node, "elif " if elif_ else "if ")
+            orelse = statement.orelse
+            if isinstance(orelse, cst.If):
+                orelse = self._compound(orelse, node.orelse[0], elif_=True)
+            elif isinstance(orelse, cst.Else):
+                orelse = orelse.with_changes(body=self._body(orelse.body, node.orelse))
+            return statement.with_changes(body=self._body(statement.body, node.body), orelse=orelse)
+        if isinstance(statement, cst.While) and header:
+            statement = self._test(statement, node, "while ")
+        if isinstance(statement, cst.Try):
+            handlers = [h.with_changes(body=self._body(h.body, n.body))
+                        for h, n in zip(statement.handlers, node.handlers)]
+            statement = statement.with_changes(handlers=handlers)
+            if statement.finalbody is not None:
+                statement = statement.with_changes(finalbody=statement.finalbody.with_changes(
+                    body=self._body(statement.finalbody.body, node.finalbody)))
+        if isinstance(statement, (cst.For, cst.While, cst.Try)) and isinstance(statement.orelse, cst.Else):
+            statement = statement.with_changes(orelse=statement.orelse.with_changes(
+                body=self._body(statement.orelse.body, node.orelse)))
+        if isinstance(statement, (cst.For, cst.While, cst.With, cst.ClassDef, cst.Try)):
+            return statement.with_changes(body=self._body(statement.body, node.body))
+        return statement  # ``match`` and the like: left as written
 
-    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
-        return self._header(original, updated, "test", "while ")
+    def _test(self, statement, node: ast.stmt, keyword: str):
+        """An ``if``/``while`` test: black's parentheses around it."""
+        if not _safe_to_reflow(statement.test):
+            return statement
+        column = self._column(node.lineno)
+        wrapped = _wrap_expression(_flatten(statement.test), column + len(keyword), 1, column, 0, self.layout,
+                                   self.module, True)
+        return statement.with_changes(test=wrapped)
 
-    def _column(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(cst.metadata.PositionProvider, node).start.column
-
-    def _header(self, original, updated, field: str, keyword: str):
-        """A compound statement's header (``if``/``while`` test): black's parentheses around it."""
-        header_end = self.get_metadata(cst.metadata.PositionProvider, original.body).start.line
-        expression = getattr(updated, field)
-        if not self._holds_long_line(original, header_end) or not _safe_to_reflow(expression):
-            return updated
-        flat = _flatten(expression)
-        column = self._column(original)
-        wrapped = _wrap_expression(flat, column + len(keyword), 1, column, 0, self.layout, self.module, True)
-        return updated.with_changes(**{field: wrapped})
-
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        header_end = self.get_metadata(cst.metadata.PositionProvider, original.body).start.line
-        if not self._holds_long_line(original, header_end) or not _safe_to_reflow(updated.params):
-            return updated
-        column = self.get_metadata(cst.metadata.PositionProvider, original).start.column
-        params = _flatten(updated.params)
-        flat = updated.with_changes(params=params, whitespace_before_params=cst.SimpleWhitespace(""))
+    def _parameters(self, statement: cst.FunctionDef, column: int) -> cst.FunctionDef:
+        if not _safe_to_reflow(statement.params):
+            return statement
+        params = _flatten(statement.params)
+        flat = statement.with_changes(params=params, whitespace_before_params=cst.SimpleWhitespace(""))
         header = _code(self.module, flat.with_changes(body=cst.SimpleStatementSuite([cst.Pass()]),
                                                       leading_lines=[], decorators=[])).split("\n")[0]
         header = header[: header.rindex(":") + 1]
@@ -136,6 +192,8 @@ def _code(module: cst.Module, node: cst.CSTNode) -> str:
 def _element_code(module: cst.Module, element) -> str:
     """An argument or parameter alone, without its comma (a bare one cannot be rendered with a
     default comma)."""
+    if isinstance(element, cst.Param) and isinstance(element.star, cst.MaybeSentinel):
+        element = element.with_changes(star="")  # the migration's own parameters leave it to their list
     return module.code_for_node(element.with_changes(comma=cst.Comma()))[:-1]
 
 
@@ -317,7 +375,8 @@ def _split_brackets(expression: cst.BaseExpression, base: int, level: int, layou
     their commas (one element per line), comprehension clauses, or ``if``/``else``/``and``/``or``."""
     inside = layout.indent(base, level + 1)
     opened = _open(expression, level, layout)
-    if inside + _body_length(expression, module) <= layout.limit and not (isinstance(expression, cst.Tuple) and len(expression.elements) == 1):
+    one_element_tuple = isinstance(expression, cst.Tuple) and len(expression.elements) == 1  # needs its comma
+    if inside + _body_length(expression, module) <= layout.limit and not one_element_tuple:
         return opened
     if isinstance(expression, COLLECTIONS):
         elements = [_wrap_element(e, base, level + 1, layout, module) for e in expression.elements]
@@ -386,7 +445,8 @@ def _split_clauses(clause: cst.CompFor, base: int, level: int, layout: _Layout, 
     is still too long is split in turn."""
     ifs = [i.with_changes(whitespace_before=_newline(level, layout)) for i in clause.ifs]
     inner = _split_clauses(clause.inner_for_in, base, level, layout, module) if clause.inner_for_in else None
-    head = len(_code(module, clause.with_changes(ifs=[], inner_for_in=None, whitespace_before=cst.SimpleWhitespace(""))))
+    alone = clause.with_changes(ifs=[], inner_for_in=None, whitespace_before=cst.SimpleWhitespace(""))
+    head = len(_code(module, alone))
     head -= len(_code(module, clause.iter))
     iterable = _wrap_expression(clause.iter, layout.indent(base, level) + head, 0, base, level, layout, module)
     return clause.with_changes(whitespace_before=_newline(level, layout), ifs=ifs, inner_for_in=inner, iter=iterable)

@@ -87,3 +87,19 @@ def test_in_its_own_module_the_pipeline_gives_its_reader_metadata_and_nothing_is
     code = result.new_source.decode()
     assert code.count("next_root()") == 1 and code.count("ndd.readers.File(") == 1
     assert "pipe_reader_meta = next(pipe)" in code
+
+
+def test_a_checkpointed_pipeline_reads_its_metadata_from_a_second_reader():
+    """Its reader takes the saved state when first built: asking it for metadata must not."""
+    source = PIPELINES.replace("@pipeline_def", "@pipeline_def(enable_checkpointing=True)") + '''
+
+def steps(world):
+    pipe = train(root="/data", shard=0, shards=world, batch_size=4, num_threads=1, device_id=None)
+    pipe.build()
+    return pipe.epoch_size("Reader") // 4
+'''
+    result = migrate_file(source.encode(), "loader.py", Config())
+    assert result.pipelines == [("train", [])]
+    code = result.new_source.decode()
+    assert "yield_reader_meta" not in code
+    assert code.count("ndd.readers.File(") == 2

@@ -13,9 +13,9 @@ can answer before its first epoch; measured on DALI 2.4: the same batches follow
 for 11 files in 3 padded shards), ``pipe.reader_meta("Reader")`` the whole dictionary. With
 several readers the first ``next()`` gives a dictionary by reader name.
 
-A pipeline defined in another module was migrated there without knowing its callers: its
-metadata still comes from a second reader built with the same arguments right after the
-pipeline is created.
+A pipeline defined in another module was migrated there without knowing its callers, and a
+checkpointed reader takes its saved state when it is first built: their metadata still comes
+from a second reader built with the same arguments right after the pipeline is created.
 """
 
 from __future__ import annotations
@@ -207,7 +207,8 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 readers = [loaders.reader_name(site)]
             else:
                 readers = _looked_up(site, plan)
-            if not plan.imported:
+            # a checkpointed reader takes its state when it is built: the metadata must not build it first
+            if not plan.imported and not plan.checkpointing:
                 _from_own_reader(plan, var, site, site in loader_sites, readers, factory_call, rewrites, loaders)
                 continue
             metas = {name: _meta_name(var, name, several) for name in readers}

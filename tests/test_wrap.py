@@ -8,7 +8,7 @@ import libcst as cst
 from click.testing import CliRunner
 
 from dali_migrate.cli import main
-from dali_migrate.config import load_config
+from dali_migrate.config import Config, load_config
 from dali_migrate.migrate import wrap
 
 
@@ -85,3 +85,15 @@ def test_a_layout_that_cannot_be_written_leaves_the_code_as_migrated(monkeypatch
 
     monkeypatch.setattr(wrap, "_wrap_expression", broken)
     assert wrap_long_lines(b"", migrated, 88) == migrated
+
+
+def test_long_todos_are_wrapped_and_recognised_on_the_next_run():
+    from dali_migrate.engine import migrate_file
+
+    source = (Path(__file__).parent.parent / "fixtures" / "migrate" / "iterators_left.input.py").read_bytes()
+    first = migrate_file(source, "loaders.py", Config())
+    lines = first.new_source.decode().splitlines()
+    todos = [line for line in lines if "TODO(dali-migrate)" in line]
+    assert todos and all(len(line) <= 88 for line in todos)
+    assert any(line.lstrip().startswith("#   ") for line in lines)  # the continuation lines
+    assert not migrate_file(first.new_source, "loaders.py", Config()).changed

@@ -12,6 +12,7 @@ from .places import node_ids
 from .plan import PipelinePlan
 
 TODO_PREFIX = "# TODO(dali-migrate):"
+TODO_CONTINUATION = "#   "  # the lines of a TODO that migrate wrapped to the line length
 STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
@@ -35,6 +36,20 @@ def _not_migrated(plan: PipelinePlan) -> str:
     if any(KEPT in b.message for b in plan.blockers):
         return f"`{plan.graph.name}` was not migrated: see the reason below"
     return f"`{plan.graph.name}` was not migrated: fix the TODOs below, then re-run dali-migrate"
+
+
+def _comment_texts(lines) -> list[str]:
+    """The comments above a statement, a wrapped TODO joined back into one line."""
+    texts: list[str] = []
+    for line in lines:
+        if line.comment is None:
+            continue
+        value = line.comment.value
+        if value.startswith(TODO_CONTINUATION) and texts and texts[-1].startswith(TODO_PREFIX):
+            texts[-1] += " " + value[len(TODO_CONTINUATION):]
+        else:
+            texts.append(value)
+    return texts
 
 
 class TodoInserter:
@@ -92,7 +107,7 @@ class TodoInserter:
         return self._with_todos(result, todos)
 
     def _with_todos(self, statement, todos: list[Todo]):
-        present = {line.comment.value for line in statement.leading_lines if line.comment is not None}
+        present = set(_comment_texts(statement.leading_lines))
         new_lines = []
         for todo in todos:
             if todo.comment not in present and todo.comment not in {l.comment.value for l in new_lines}:

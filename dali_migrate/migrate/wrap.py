@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import ast
 import difflib
+import textwrap
 from dataclasses import dataclass
 
 import libcst as cst
+
+from .todo import TODO_CONTINUATION, TODO_PREFIX
 
 DEFAULT_LINE_LENGTH = 88
 
@@ -25,6 +28,33 @@ def wrap_long_lines(original: bytes, migrated: cst.Module, limit: int = DEFAULT_
     """The migrated module's bytes, its written lines wrapped. Statements are found by the line
     numbers CPython's ``ast`` gives, walked beside the LibCST tree: no second LibCST parse and
     no position metadata, which would cost more than the migration itself."""
+    data = _wrapped_code(original, migrated, limit)
+    return _wrapped_todos(data, _long_written_lines(original, data, limit), limit, migrated.encoding)
+
+
+def _wrapped_todos(data: bytes, lines: set[int], limit: int, encoding: str) -> bytes:
+    """Each long TODO comment the migration wrote, over as many comment lines as it takes
+    (``todo.py`` joins them back when it looks for a TODO it wrote before)."""
+    if not lines:
+        return data
+    text = data.decode(encoding)
+    out = []
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        body = line.rstrip("\r\n")
+        stripped = body.lstrip()
+        if number not in lines or not stripped.startswith(TODO_PREFIX):
+            out.append(line)
+            continue
+        indent, ending = body[: len(body) - len(stripped)], line[len(body):] or "\n"
+        pieces = textwrap.wrap(stripped, width=max(limit - len(indent), 40), subsequent_indent=TODO_CONTINUATION,
+                               break_long_words=False, break_on_hyphens=False)
+        out += [f"{indent}{piece}{ending}" for piece in pieces]
+        if not line.endswith(("\n", "\r")):
+            out[-1] = out[-1][: -len(ending)]
+    return "".join(out).encode(encoding)
+
+
+def _wrapped_code(original: bytes, migrated: cst.Module, limit: int) -> bytes:
     data = migrated.bytes
     lines = _long_written_lines(original, data, limit)
     if not lines:

@@ -38,6 +38,13 @@ def repo_root() -> Path:
     return ROOT
 
 
+def unwrapped_todos(text: str) -> str:
+    """``text`` with each TODO that migrate wrapped to the line length back on one line."""
+    import re
+
+    return re.sub(r"\n[ \t]*#   ", " ", text)
+
+
 def _todo_above(lines: list[str], index: int) -> bool:
     probe = index - 1
     while probe >= 0 and lines[probe].lstrip().startswith(("#", "@")):

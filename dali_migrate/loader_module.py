@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config
+from .files import read_regular
 
 DEFAULT_NAME = "dali_torch_loader"
 _MAIN_GUARD = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.MULTILINE)
@@ -32,16 +33,17 @@ class LoaderPlace:
     file: Path
 
 
-def place(path: Path, data: bytes, config: Config, root: Path | None) -> LoaderPlace:
+def place(path: Path, data: bytes, config: Config) -> LoaderPlace:
+    """``config.root``: the project root (the runner sets it for migrate runs)."""
     if config.loader_module:
-        return _configured(config.loader_module, config.root or root or Path.cwd())
+        return _configured(config.loader_module, config.root or Path.cwd())
     folder = path.resolve().parent
     top = _top_package(folder)
     if top is not None:
         return LoaderPlace(f"{top.name}.{DEFAULT_NAME}", top / f"{DEFAULT_NAME}.py")
-    if root is not None and folder != root.resolve() and _below(folder, root.resolve()) \
-            and path.suffix == ".py" and not _MAIN_GUARD.search(data):
-        return LoaderPlace(DEFAULT_NAME, root.resolve() / f"{DEFAULT_NAME}.py")
+    root = config.root.resolve() if config.root is not None else None
+    if root is not None and root in folder.parents and path.suffix == ".py" and not _MAIN_GUARD.search(data):
+        return LoaderPlace(DEFAULT_NAME, root / f"{DEFAULT_NAME}.py")
     return LoaderPlace(DEFAULT_NAME, folder / f"{DEFAULT_NAME}.py")
 
 
@@ -60,9 +62,10 @@ def _top_package(folder: Path) -> Path | None:
     return folder if folder.name.isidentifier() else None
 
 
-def _below(folder: Path, root: Path) -> bool:
-    return root in folder.parents
-
-
-def defines_loader(data: bytes, class_name: str) -> bool:
+def is_loader_module(path: Path, class_name: str) -> bool:
+    """``path`` defines ``class_name`` (a loader module written before, or the user's own)."""
+    try:
+        data = read_regular(path)
+    except OSError:  # NotRegularFile too
+        return False
     return re.search(rb"^class\s+" + re.escape(class_name.encode()) + rb"\b", data, re.MULTILINE) is not None

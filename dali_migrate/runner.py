@@ -186,7 +186,7 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
     from .engine import migrate_file as migrate
     from .loader_module import place
 
-    loader = place(Path(path), data, config, config.root)
+    loader = place(Path(path), data, config)
     result = migrate(data, path, replace(config, loader_import=loader.module), keep, imported)
     if result.changed and result.imports_loader:
         result.loader_file = str(loader.file)
@@ -356,14 +356,15 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
             users.setdefault(result.loader_file, []).append(position)
     if not users:
         return []
-    from .loader_module import defines_loader
+    from .engine import unified_diff
+    from .loader_module import is_loader_module
     from .migrate.torch_loader import CLASS_NAME, module_source
 
     units = []
     for file, positions in users.items():
         path = Path(file)
         if path.exists():
-            if not _is_loader(path, defines_loader, CLASS_NAME):
+            if not is_loader_module(path, CLASS_NAME):
                 for position in positions:
                     results[position].error = (f"the loader module {_display(path)} exists and does not define "
                                                f"{CLASS_NAME}: rename it, or name another module with "
@@ -372,19 +373,10 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
             continue
         source = module_source().encode("utf-8")
         name = _display(path)
-        from .engine import unified_diff
-
         results.append(FileResult(name, changed=True, new_source=source, created=True,
                                   diff=unified_diff(b"", source, name)))
         units.append({*positions, len(results) - 1})
     return units
-
-
-def _is_loader(path: Path, defines_loader, class_name: str) -> bool:
-    try:
-        return defines_loader(read_regular(path), class_name)
-    except OSError:
-        return False
 
 
 def is_writable(path: Path) -> bool:

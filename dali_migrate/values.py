@@ -26,7 +26,7 @@ GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANOD
 # a migrated pipeline called with ``yield_reader_meta=True``: its first ``next()`` gives the
 # reader's metadata (a dictionary), the ones after it outputs (migrate/reader_meta.py)
 META_FIRST = "generator yielding its reader's metadata first"
-READER_META_FLAG = "yield_reader_meta"
+READER_META_FLAG = "yield_reader_meta"  # the keyword that asks for it
 NOT_DALI_MODULES = ("numpy.", "torch.", "math.", "random.", "PIL.", "cv2.")
 NOT_DALI_METHODS = frozenset({"torch", "numpy", "tolist", "item"})
 BATCH_ONLY_ATTRIBUTES = frozenset({"tensors", "slice", "batch_size", "select"})

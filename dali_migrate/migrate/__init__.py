@@ -131,11 +131,10 @@ class Migrator(Transformer):
     def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
         return self.op_rewriter.leave_SimpleString(original_node, updated_node)
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        return self.op_rewriter.leave_Attribute(original_node, updated_node)
+    def leave_Attribute(self, original_node: cst.Attribute | cst.Name, updated_node) -> cst.BaseExpression:
+        return self.op_rewriter.leave_Attribute(original_node, updated_node)  # data type constants
 
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
-        return self.op_rewriter.leave_Name(original_node, updated_node)
+    leave_Name = leave_Attribute
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         if id(original_node) in self.op_plan.subscripts:

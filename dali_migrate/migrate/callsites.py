@@ -8,10 +8,11 @@ import libcst as cst
 
 from ..analysis import ModuleFacts
 from ..imports import IMPORT_TYPES
+from ..values import READER_META_FLAG
 from .checkpointing import CheckpointRewrites
 from .ops import append_keyword, without_keywords
 from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
-from .reader_meta import READER_META_FLAG, ReaderMetaRewrites
+from .reader_meta import ReaderMetaRewrites
 
 RUN_LIKE = frozenset({"run", "outputs", "share_outputs"})
 

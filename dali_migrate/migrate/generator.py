@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..imports import dotted_name
+from ..values import READER_META_FLAG
 from ..visitors import Visitor
 from . import checkpointing
 from . import external_source as sources
 from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
 from .names import scope_names, target_names
 from .plan import PipelinePlan, reader_needs_pipeline_seed
-from .reader_meta import READER_META_FLAG, reader_name_node
+from .reader_meta import reader_name_node
 
 
 @dataclass(frozen=True)

@@ -164,11 +164,7 @@ def _first_code_index(body: list[cst.BaseStatement]) -> int:
 def insert_after_imports(module: cst.Module, statements: list[cst.BaseStatement]) -> cst.Module:
     """``statements`` after the module's leading docstring and imports, two blank lines apart."""
     body = list(module.body)
-    index = _first_code_index(body)
-    while index < len(body) and (_is_import_line(body[index]) or _is_cell_marker(body[index])):
-        index += 1
-    while index > 0 and _is_cell_marker(body[index - 1]):  # the next cell's marker stays with it
-        index -= 1
+    index = _after_imports(body)
     blank = [cst.EmptyLine(), cst.EmptyLine()]
     placed = [statement.with_changes(leading_lines=blank) if i == 0 else statement
               for i, statement in enumerate(statements)]
@@ -185,14 +181,20 @@ def add_local_import(module: cst.Module, statement: str) -> cst.Module:
     """``statement`` (an import of one of the project's modules) after the module's imports, in
     a block of its own as isort places first-party imports."""
     body = list(module.body)
-    index = _first_code_index(body)
-    while index < len(body) and (_is_import_line(body[index]) or _is_cell_marker(body[index])):
-        index += 1
-    while index > 0 and _is_cell_marker(body[index - 1]):
-        index -= 1
+    index = _after_imports(body)
     separated = index > 0 and _is_import_line(body[index - 1])
     line = cst.parse_statement(statement).with_changes(leading_lines=[cst.EmptyLine()] if separated else [])
     return module.with_changes(body=[*body[:index], line, *body[index:]])
+
+
+def _after_imports(body: list[cst.BaseStatement]) -> int:
+    """Where code goes after the leading docstring and imports (before the next cell's marker)."""
+    index = _first_code_index(body)
+    while index < len(body) and (_is_import_line(body[index]) or _is_cell_marker(body[index])):
+        index += 1
+    while index > 0 and _is_cell_marker(body[index - 1]):  # the next cell's marker stays with it
+        index -= 1
+    return index
 
 
 def _is_import_line(statement: cst.BaseStatement) -> bool:

@@ -148,13 +148,11 @@ class GraphOpRewriter(Transformer):
             args = append_keyword(args, "rng", cst.Name(rng))
         return args
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(self, original_node: cst.Attribute | cst.Name, updated_node) -> cst.BaseExpression:
         dtype = self.plan.dtypes.get(id(original_node))
         return updated_node if dtype is None else ndd_expr(self.plan.ndd_alias, dtype)
 
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
-        dtype = self.plan.dtypes.get(id(original_node))
-        return updated_node if dtype is None else ndd_expr(self.plan.ndd_alias, dtype)
+    leave_Name = leave_Attribute  # ``FLOAT`` imported from nvidia.dali.types
 
     def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
         if id(original_node) not in self.plan.mixed_strings:

@@ -34,7 +34,6 @@ from .plan import all_params, is_pipeline_reference
 from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
-READER_META_FLAG = "yield_reader_meta"  # the generator's keyword: its first next() gives the metadata
 
 
 class NotMigratable(Exception):
@@ -47,7 +46,7 @@ class ReaderMetaRewrites:
     statements_after: dict[int, dict[str, cst.BaseStatement]] = field(default_factory=dict)
     lookups: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(method call)
     loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
-    flagged_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets READER_META_FLAG
+    flagged_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets yield_reader_meta=True
 
     @classmethod
     def merged(cls, parts: list[ReaderMetaRewrites]) -> ReaderMetaRewrites:
@@ -116,17 +115,6 @@ def _looked_up(site: Site, plan) -> list[str]:
     if wanted not in named:
         raise NotMigratable(f"no reader named {wanted!r} in the pipeline")
     return [wanted]
-
-
-def _own_lookup(site: Site, meta: str, readers: list[str], several: bool) -> cst.BaseExpression:
-    """A lookup in what the generator's first ``next()`` gave: the metadata of its one reader,
-    or a dictionary of them by name."""
-    def value(reader: str) -> str:
-        one = f"{meta}[{reader!r}]" if several else meta
-        return f'{one}["epoch_size_padded"]'.replace("'", '"') if site.detail == "epoch_size" else one.replace("'", '"')
-    if not site.node.args:
-        return cst.parse_expression("{" + ", ".join(f'"{name}": {value(name)}' for name in readers) + "}")
-    return cst.parse_expression(value(readers[0]))
 
 
 def _lookup(site: Site, metas: dict[str, str], plan) -> cst.BaseExpression:
@@ -227,14 +215,16 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
 def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[str], factory_call: cst.Call,
                      rewrites: ReaderMetaRewrites, loaders) -> None:
     """``var = graph(..., yield_reader_meta=True)`` and ``var_reader_meta = next(var)`` after it."""
-    several = len(plan.readers) > 1
     meta = _meta_name(var, "", False)
+    named = _named_readers(plan)
+    # what the first next() gave: the one reader's metadata, or theirs by name
+    metas = {name: f"{meta}[{reader_name_node(named[name].node).value}]" if len(plan.readers) > 1 and name else meta
+             for name in readers}
     if is_loader:
-        given = f"{meta}[{readers[0]!r}]".replace("'", '"') if several and readers[0] else meta
-        rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, given)
+        rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, metas[readers[0]])
         rewrites.loaders.append(site)
     else:
-        rewrites.lookups[id(site.node)] = _own_lookup(site, meta, readers, several)
+        rewrites.lookups[id(site.node)] = _lookup(site, metas, plan)
     plan.yields_reader_meta = True
     rewrites.flagged_calls.add(id(factory_call))
     after = rewrites.statements_after.setdefault(id(factory_call), {})

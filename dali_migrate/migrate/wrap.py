@@ -250,7 +250,8 @@ class _Unsafe(cst.CSTVisitor):
 
 
 class _Flattener(cst.CSTTransformer):
-    """Every bracketed line break joined: what black starts from before it splits again."""
+    """Every bracketed line break joined, and the trailing comma before a closing bracket
+    dropped: what black starts from before it splits again."""
 
     def leave_ParenthesizedWhitespace(self, original, updated):
         return cst.SimpleWhitespace(" ")
@@ -271,52 +272,32 @@ class _Flattener(cst.CSTTransformer):
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
         return updated.with_changes(whitespace_after_param=cst.SimpleWhitespace(""))
 
+    def leave_Parameters(self, original, updated):
+        return _with_elements(updated, _last_without_comma(_parameter_elements(updated)))
+
+    def leave_List(self, original, updated):
+        return updated.with_changes(elements=_last_without_comma(updated.elements))
+
+    leave_Set = leave_Dict = leave_List
+
+    def leave_Tuple(self, original, updated):
+        if len(updated.elements) == 1 or not updated.lpar:  # ``(a,)`` needs its comma
+            return updated
+        return updated.with_changes(elements=_last_without_comma(updated.elements))
+
     def leave_LeftParen(self, original, updated):
         return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+
+    leave_LeftSquareBracket = leave_LeftCurlyBrace = leave_LeftParen
 
     def leave_RightParen(self, original, updated):
         return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
 
-    def leave_LeftSquareBracket(self, original, updated):
-        return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
-
-    def leave_RightSquareBracket(self, original, updated):
-        return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
-
-    def leave_LeftCurlyBrace(self, original, updated):
-        return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
-
-    def leave_RightCurlyBrace(self, original, updated):
-        return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+    leave_RightSquareBracket = leave_RightCurlyBrace = leave_RightParen
 
 
 def _flatten(node):
-    flat = node.visit(_Flattener())
-    return _drop_trailing_commas(flat)
-
-
-def _drop_trailing_commas(node):
-    """A trailing comma before a closing bracket, once the line is joined: ``f(a, )``."""
-
-    class Dropper(cst.CSTTransformer):
-        def leave_List(self, original, updated):
-            return updated.with_changes(elements=_last_without_comma(updated.elements))
-
-        def leave_Set(self, original, updated):
-            return updated.with_changes(elements=_last_without_comma(updated.elements))
-
-        def leave_Dict(self, original, updated):
-            return updated.with_changes(elements=_last_without_comma(updated.elements))
-
-        def leave_Tuple(self, original, updated):
-            if len(updated.elements) == 1 or not updated.lpar:  # ``(a,)`` needs its comma
-                return updated
-            return updated.with_changes(elements=_last_without_comma(updated.elements))
-
-        def leave_Parameters(self, original, updated):
-            return _with_elements(updated, _last_without_comma(_parameter_elements(updated)))
-
-    return node.visit(Dropper())
+    return node.visit(_Flattener())
 
 
 def _last_without_comma(elements):
@@ -370,10 +351,7 @@ def _split_call(expression: cst.BaseExpression, call: cst.Call, base: int, level
     if one_line:
         laid = _lay_out(arguments, True, level, layout)
     elif len(arguments) == 1 and _bare_generator(arguments[0]):  # ``all(x for x in y)``: its clauses split
-        generator = arguments[0].value
-        element = _wrap_expression(generator.elt, layout.indent(base, level + 1), 0, base, level + 1, layout, module)
-        split = generator.with_changes(elt=element,
-                                       for_in=_split_clauses(generator.for_in, base, level + 1, layout, module))
+        split = _split_comprehension(arguments[0].value, base, level + 1, layout, module)
         laid = _lay_out([arguments[0].with_changes(value=split)], True, level, layout)
     else:  # a sole argument has no comma to split at: black adds none after it
         arguments = [_wrap_argument(a, base, level + 1, layout, module) for a in arguments]
@@ -387,6 +365,7 @@ def _bare_generator(argument: cst.Arg) -> bool:
 
 
 COLLECTIONS = (cst.List, cst.Set, cst.Dict, cst.Tuple)
+PARENTHESIZED = (cst.Tuple, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)  # brackets in lpar/rpar
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -415,10 +394,7 @@ def _split_brackets(expression: cst.BaseExpression, base: int, level: int, layou
         laid = _lay_out(elements, False, level, layout)
         return _with_closing_flat(opened.with_changes(elements=laid))
     if isinstance(expression, COMPREHENSIONS):
-        element = _wrap_expression(opened.elt, layout.indent(base, level + 1), 0, base, level + 1, layout, module) \
-            if not isinstance(opened, cst.DictComp) else opened.key
-        split = opened.with_changes(for_in=_split_clauses(opened.for_in, base, level + 1, layout, module))
-        return split.with_changes(elt=element) if not isinstance(opened, cst.DictComp) else split
+        return _split_comprehension(opened, base, level + 1, layout, module)
     if isinstance(expression, cst.IfExp):
         return opened.with_changes(whitespace_before_if=_newline(level + 1, layout),
                                    whitespace_before_else=_newline(level + 1, layout))
@@ -440,7 +416,7 @@ def _split_operators(operation: cst.BooleanOperation, level: int, layout: _Layou
 
 def _body_length(expression: cst.BaseExpression, module: cst.Module) -> int:
     """The length of what is between ``expression``'s brackets, on one line."""
-    if isinstance(expression, (cst.Tuple, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)):
+    if isinstance(expression, PARENTHESIZED):
         return len(_code(module, expression.with_changes(lpar=[], rpar=[])))
     return len(_code(module, expression)) - 2
 
@@ -449,7 +425,7 @@ def _open(expression: cst.BaseExpression, level: int, layout: _Layout) -> cst.Ba
     """The brackets of ``expression`` with a line break after the opening one and before the
     closing one."""
     after, before = _newline(level + 1, layout), _newline(level, layout)
-    if isinstance(expression, (cst.Tuple, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)):
+    if isinstance(expression, PARENTHESIZED):
         return expression.with_changes(lpar=[expression.lpar[0].with_changes(whitespace_after=after)],
                                        rpar=[expression.rpar[0].with_changes(whitespace_before=before)])
     if isinstance(expression, (cst.List, cst.ListComp)):
@@ -468,6 +444,15 @@ def _with_closing_flat(expression: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(expression, cst.List):
         return expression.with_changes(rbracket=expression.rbracket.with_changes(whitespace_before=empty))
     return expression.with_changes(rbrace=expression.rbrace.with_changes(whitespace_before=empty))
+
+
+def _split_comprehension(comprehension, base: int, level: int, layout: _Layout, module: cst.Module):
+    """A comprehension's element and each of its clauses on lines of their own, at ``level``."""
+    split = comprehension.with_changes(for_in=_split_clauses(comprehension.for_in, base, level, layout, module))
+    if isinstance(comprehension, cst.DictComp):
+        return split
+    element = _wrap_expression(comprehension.elt, layout.indent(base, level), 0, base, level, layout, module)
+    return split.with_changes(elt=element)
 
 
 def _split_clauses(clause: cst.CompFor, base: int, level: int, layout: _Layout, module: cst.Module) -> cst.CompFor:

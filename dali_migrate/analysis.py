@@ -14,6 +14,7 @@ from .visitors import Visitor
 
 from .imports import ImportTable, dotted_name, import_table
 from .optable import Op, OpTable, load_op_table
+from .positions import order_kind
 
 PIPELINE_DEF = "nvidia.dali.pipeline_def"
 PIPELINE_CLASS = "nvidia.dali.Pipeline"
@@ -65,6 +66,10 @@ class ModuleFacts:
     imports: ImportTable
     optable: OpTable
     top_level: dict[int, int] = field(default_factory=dict)  # id(node) -> its top-level statement
+    # for positions.Positions: id(node) -> its rank among the nodes of its kind in its top-level
+    # statement, and (statement, kind) -> how many there are
+    ordinals: dict[int, int] = field(default_factory=dict)
+    kind_totals: dict[tuple[int, str], int] = field(default_factory=dict)
     module_functions: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)  # by name
     module_classes: dict[str, list[cst.ClassDef]] = field(default_factory=dict)
     module_values: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `name = value` at top level
@@ -169,6 +174,11 @@ class _FactCollector(Visitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
+        kind = order_kind(node)
+        if kind is not None:
+            key = (self.statement_index, kind)
+            rank = self.facts.ordinals[id(node)] = self.facts.kind_totals.get(key, 0)
+            self.facts.kind_totals[key] = rank + 1
         return super().on_visit(node)
 
     # -- helpers ---------------------------------------------------------------------------

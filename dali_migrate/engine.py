@@ -160,7 +160,7 @@ def check_source(data: bytes, path: str, config: Config, links: Links | None = N
         diagnostics = _value_diagnostics(data, path, config, links.generators)
         if not analysed.findings and not diagnostics:
             return result
-        positions = Positions(analysed.module, [f.node for f in analysed.findings], data, analysed.facts.top_level)
+        positions = Positions(analysed.module, [f.node for f in analysed.findings], data, analysed.facts)
     except SourceError as error:
         result.error = str(error)
         return result
@@ -310,7 +310,7 @@ def _kept_by_noqa(original: Analysed, data: bytes, suppressions) -> dict[str, st
     if not graphs or not suppressions.line_codes:
         return {}
     nodes = [node for g in graphs for node in (g.node.decorators[0], g.node.name)]
-    positions = Positions(original.module, nodes, data, original.facts.top_level)
+    positions = Positions(original.module, nodes, data, original.facts)
     kept = {}
     for graph in graphs:  # from the first decorator to the ``def`` line
         first, last = positions[graph.node.decorators[0]].start.line, positions[graph.node.name].start.line
@@ -393,7 +393,7 @@ class _Locator:
         nodes = [f.node for f in migration.fixed] + [t.node for t in migration.todos]
         # the normalized module has no source bytes of its own: positions come from its code
         source = data if self.normalized is None else None
-        self.positions = Positions(migrated.subject.module, nodes, source, migrated.subject.facts.top_level)
+        self.positions = Positions(migrated.subject.module, nodes, source, migrated.subject.facts)
         self.synthesized: dict[int, cst.CSTNode] = {}
         self.collapsed: dict[int, cst.CSTNode] = {}  # id(node in a converted subclass) -> the class
         if self.normalized is not None:
@@ -402,7 +402,7 @@ class _Locator:
             for graph in (g for g in graphs if g.collapsed):
                 self.collapsed.update(dict.fromkeys(_node_ids(graph.function), graph.original_node))
             self.original_positions = Positions(original.module, [g.original_node for g in graphs], data,
-                                                original.facts.top_level)
+                                                original.facts)
 
     def diagnostic(self, path: str, code: str, message: str, node: cst.CSTNode, fix: str) -> Diagnostic:
         original = self.synthesized.get(id(node))
@@ -426,7 +426,7 @@ def _legacy_ops_converted(original: Analysed, migrated: _Migrated, data: bytes, 
         return []
     inside = set().union(*(_node_ids(c) for c in classes))
     legacy = [f for f in original.findings if f.code == "DM009" and id(f.node) in inside]
-    positions = Positions(original.module, [f.node for f in legacy], data, original.facts.top_level)
+    positions = Positions(original.module, [f.node for f in legacy], data, original.facts)
     return [_diagnostic(path, positions, f.code, f.message, f.node, "fixed") for f in legacy]
 
 

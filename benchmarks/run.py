@@ -101,19 +101,96 @@ def parse_seconds(folder: Path, parser: str, repeat: int) -> float:
                                     check=True).stdout) for _ in range(repeat))
 
 
-def throughput(name: str, iterations: int) -> tuple[float, float] | None:
-    """Batches per second of a fixture's pipeline in pipeline mode and migrated, from `verify`."""
+LARGE_PIPELINE = """\
+import os
+
+from nvidia.dali import fn, pipeline_def, types
+
+ARRAYS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "arrays")
+
+
+@pipeline_def(batch_size=8, num_threads=2, device_id=None, seed=3)
+def augmented():
+    images = fn.readers.numpy(file_root=ARRAYS, random_shuffle=True, seed=5)
+    images = fn.resize(images, size=[224, 224])
+    return fn.crop_mirror_normalize(
+        images,
+        dtype=types.FLOAT,
+        output_layout="CHW",
+        mean=[123.7, 116.3, 103.5],
+        std=[58.4, 57.1, 57.4],
+        mirror=fn.random.coin_flip(),
+    )
+"""
+
+
+def large_arrays(folder: Path) -> Path:
+    """A pipeline on camera-sized images (64 arrays of 480x640x3), where the work per call
+    outweighs the Python overhead of each dynamic-mode call, unlike the fixtures' 16-pixel images."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    (folder / "arrays").mkdir(parents=True)
+    for index in range(64):
+        np.save(folder / "arrays" / f"image{index:02d}.npy", rng.integers(0, 256, (480, 640, 3), dtype=np.uint8))
+    source = folder / "large_arrays.py"
+    source.write_text(LARGE_PIPELINE)
+    return source
+
+
+def with_capture(source: Path) -> Path | None:
+    """``source`` migrated, with ``next_epoch(..., capture=True)``, written beside it (its data
+    paths are relative to the file); None where the migration has no ``next_epoch`` call."""
+    migrated = subprocess.run([str(BIN / "dali-migrate"), "-"], input=source.read_bytes(), capture_output=True).stdout
+    captured = migrated.replace(b"next_epoch(batch_size=batch_size)", b"next_epoch(batch_size=batch_size, capture=True)")
+    if captured == migrated:
+        return None
+    target = source.with_name(f"_bench_capture_{source.name}")
+    target.write_bytes(captured)
+    return target
+
+
+def throughput(source: Path, iterations: int, migrated: Path | None = None) -> tuple[float, float] | None:
+    """Batches per second of a pipeline in pipeline mode and migrated (in memory, or the file
+    ``migrated``), from `verify`; None unless both ran and gave equal outputs."""
     with tempfile.TemporaryDirectory() as temp:
         report = Path(temp, "verify.json")
-        subprocess.run([str(BIN / "dali-migrate"), "verify", str(FIXTURES / f"{name}.input.py"), "--iterations",
-                        str(iterations), "--json", str(report)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = [str(BIN / "dali-migrate"), "verify", str(source), *([str(migrated)] if migrated else []),
+                   "--iterations", str(iterations), "--json", str(report)]
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not report.exists():
             return None
-        pipelines = [p for p in json.loads(report.read_text())["pipelines"] if p["original"]["ok"] and p["migrated"]["ok"]]
+        pipelines = [p for p in json.loads(report.read_text())["pipelines"] if p["status"] == "equal"]
     if not pipelines:
         return None
     return (sum(p["original"]["batches_per_s"] for p in pipelines) / len(pipelines),
             sum(p["migrated"]["batches_per_s"] for p in pipelines) / len(pipelines))
+
+
+def throughput_row(label: str, source: Path, iterations: int) -> str:
+    plain = throughput(source, iterations)
+    if plain is None:
+        return f"| {label} | did not run equal | | | | |"
+    captured_file = with_capture(source)
+    try:
+        captured = throughput(source, iterations, captured_file) if captured_file else None
+    finally:
+        if captured_file:
+            captured_file.unlink()
+    capture_cells = f"{captured[1]:.1f} | {captured[1] / captured[0]:.2f}x" if captured else "n/a | n/a"
+    return f"| {label} | {plain[0]:.1f} | {plain[1]:.1f} | {plain[1] / plain[0]:.2f}x | {capture_cells} |"
+
+
+def print_throughput(iterations: int) -> None:
+    print(f"Pipeline throughput on CPU (`dali-migrate verify`; {iterations} batches, 15 for the large images; "
+          "the first batch of each side is not timed):\n")
+    print("| pipeline | pipeline mode, batches/s | migrated, batches/s | ratio | migrated with "
+          "`next_epoch(capture=True)`, batches/s | ratio |\n| --- | --- | --- | --- | --- | --- |")
+    for name in RUNNABLE:
+        print(throughput_row(f"fixture {name} (16-32 px)", FIXTURES / f"{name}.input.py", iterations))
+    with tempfile.TemporaryDirectory(prefix="dali-migrate-bench-") as temp:
+        print(throughput_row("large_arrays (480x640 -> 224x224, batch 8)", large_arrays(Path(temp)), 15))
+    print()
 
 
 def bench_realistic(folder: Path, repeat: int) -> list[tuple[str, float, int]]:
@@ -176,7 +253,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--real-lines", type=int, default=100_000, help="lines of the real-project corpus")
     parser.add_argument("--iterations", type=int, default=50, help="batches per throughput measurement")
+    parser.add_argument("--throughput-only", action="store_true", help="only the pipeline throughput table")
     options = parser.parse_args()
+    if options.throughput_only:
+        print_throughput(options.iterations)
+        return
     with tempfile.TemporaryDirectory(prefix="dali-migrate-bench-") as temp:
         real = Path(temp, "real")
         copies = realistic(real, options.real_lines)
@@ -191,13 +272,7 @@ def main() -> None:
     for command, seconds, lines in real_rows:
         print(f"| {command} | {seconds:.2f} | {lines / seconds:,.0f} |")
     print(f"| `dali-migrate check` on one small file ({single.name}, startup included) | {single_seconds:.2f} | |\n")
-    print(f"Pipeline throughput on CPU (`dali-migrate verify`, {options.iterations} batches):\n")
-    print("| fixture | pipeline mode, batches/s | migrated, batches/s | ratio |\n| --- | --- | --- | --- |")
-    for name in RUNNABLE:
-        measured = throughput(name, options.iterations)
-        if measured:
-            print(f"| {name} | {measured[0]:.1f} | {measured[1]:.1f} | {measured[1] / measured[0]:.2f}x |")
-    print()
+    print_throughput(options.iterations)
     rows: list[tuple[str, str, float]] = []
     with tempfile.TemporaryDirectory(prefix="dali-migrate-bench-") as temp:
         large, heavy = Path(temp, "large"), Path(temp, "heavy")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .visitors import Visitor
+from .visitors import Visitor, walk
 
 from .imports import ImportTable, dotted_name, import_table
 from .optable import Op, OpTable, load_op_table
@@ -488,7 +488,7 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
         collector = _FactCollector(facts)
         for index, statement in enumerate(module.body):
             collector.statement_index = index
-            statement.visit(collector)
+            walk(statement, collector)
         if collector.output_arguments:
             from .output_helpers import find_output_helpers
 

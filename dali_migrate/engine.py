@@ -48,19 +48,24 @@ def _refuse_what_crashes_libcst(data: bytes) -> None:
         raise SourceError(TOO_DEEP) from None
     except ValueError:
         return  # undecodable: LibCST says so below
-    _refuse_what_costs_too_much(tree)
+    _refuse_what_costs_too_much(tree, len(data))
 
 
 # LibCST keeps a node object per token: about 2.5 KB and 20 us each. 300,000 syntax nodes (some
 # 1 MB of dense code, such as data pasted in as a literal) cost about 6 s and 1.5 GB; more would
 # take minutes and tens of GB, once per worker process.
 MAX_SYNTAX_NODES = 300_000
+# ``ast.walk`` meets at most 2 nodes per byte of code (``-a``: an operation and its operator; a
+# name and its context in ``a,a``); 4 leaves a margin
+MOST_NODES_PER_BYTE = 4
 
 
-def _refuse_what_costs_too_much(tree) -> None:
+def _refuse_what_costs_too_much(tree, size: int) -> None:
     import ast
     from itertools import islice
 
+    if size * MOST_NODES_PER_BYTE <= MAX_SYNTAX_NODES:  # too small to hold that many: no need to count
+        return
     nodes = sum(1 for _ in islice(ast.walk(tree), MAX_SYNTAX_NODES + 1))
     if nodes > MAX_SYNTAX_NODES:
         raise SourceError(f"too large to work on safely: over {MAX_SYNTAX_NODES:,} syntax nodes (a large "
@@ -336,10 +341,10 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
         if config.exact_only and _keep_inexact(migrated, keep):
             continue
         new_data = migrated.migration.module.bytes
-        new_module = cst.parse_module(new_data)  # never write something that does not parse
         if new_data == data:
             return migrated, blocked_imports
-        problems = audit(new_data, new_module.encoding, data)
+        _never_write_what_does_not_parse(new_data)
+        problems = audit(new_data, migrated.migration.module.encoding, data)
         if not problems:
             return migrated, blocked_imports
         blamed = _blamed(problems, migrated.migration.migrated_pipelines, set(imported))
@@ -353,6 +358,14 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
             else:
                 keep[name] = why
     raise SourceError("the migrated code did not pass its audit; file left unchanged")
+
+
+def _never_write_what_does_not_parse(new_data: bytes) -> None:
+    """CPython's parse, which the audit then reads: the same one, made once."""
+    try:
+        python_ast(new_data)
+    except (SyntaxError, ValueError) as error:
+        raise SourceError(f"internal error: the migrated code does not parse ({error}); file left unchanged") from None
 
 
 def _keep_inexact(migrated: _Migrated, keep: dict[str, str]) -> bool:
@@ -392,7 +405,7 @@ class _Locator:
         migration = migrated.migration
         nodes = [f.node for f in migration.fixed] + [t.node for t in migration.todos]
         # the normalized module has no source bytes of its own: positions come from its code
-        source = data if self.normalized is None else None
+        source = data if self.normalized is None else migrated.subject.module.bytes
         self.positions = Positions(migrated.subject.module, nodes, source, migrated.subject.facts)
         self.synthesized: dict[int, cst.CSTNode] = {}
         self.collapsed: dict[int, cst.CSTNode] = {}  # id(node in a converted subclass) -> the class
@@ -452,7 +465,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         if new_data != data:
             from .migrate.wrap import wrap_long_lines
 
-            new_data = wrap_long_lines(data, migrated.migration.module, config.line_length)
+            new_data = wrap_long_lines(data, migrated.migration.module, config.line_length, new_data)
     except SourceError as error:
         result.error = str(error)
         return result

@@ -18,7 +18,7 @@ import libcst as cst
 
 from .analysis import TENSORLIST_METHODS, ModuleFacts, Site
 from .imports import dotted_name
-from .visitors import Visitor
+from .visitors import Visitor, walk
 
 
 @dataclass
@@ -40,7 +40,7 @@ def find_output_helpers(module: cst.Module, facts: ModuleFacts,
     if not candidates:
         return
     references = _References(set(candidates))
-    module.visit(references)
+    walk(module, references)
     for name, args in candidates.items():
         helper = _helper(facts.module_functions[name][0], references.calls.get(name, []), args,
                          references.other_uses.get(name, 0))
@@ -125,7 +125,7 @@ def _param_uses(helper: OutputHelper) -> list[tuple[cst.CSTNode, str, str]] | No
     """(node, parameter, method) of every use of the output parameters, or None when one of them
     is used any other way."""
     finder = _ParamUses(set(helper.params))
-    helper.function.body.visit(finder)
+    walk(helper.function.body, finder)
     if finder.unsupported or finder.all_names != finder.accounted:
         return None
     return finder.uses
@@ -151,7 +151,7 @@ class _ParamUses(Visitor):
     def _nested(self, node: cst.CSTNode) -> bool:
         """A nested scope that names a parameter (a closure, or a rebinding) is not followed."""
         names = _Names(self.params)
-        node.visit(names)
+        walk(node, names)
         self.unsupported |= names.found
         return False
 

@@ -134,16 +134,27 @@ def order_kind(node: cst.CSTNode) -> str | None:
 
 
 _KINDS = {cst.Call: "Call", cst.Subscript: "Subscript", cst.Decorator: "Decorator", cst.ClassDef: "ClassDef",
-          cst.FunctionDef: "FunctionDef", cst.Arg: "keyword"}
+          cst.FunctionDef: "FunctionDef", cst.Arg: "keyword", cst.With: "With", cst.Comparison: "Compare"}
 
 
-def _ast_nodes(statement: ast.AST, kind: str) -> list[ast.AST]:
-    if kind == "Decorator":
-        found = [d for n in ast.walk(statement) for d in getattr(n, "decorator_list", ())]
-    else:
-        types = (ast.FunctionDef, ast.AsyncFunctionDef) if kind == "FunctionDef" else getattr(ast, kind)
-        found = [n for n in ast.walk(statement) if isinstance(n, types)]
-    return sorted(found, key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+_AST_KINDS = {ast.Call: "Call", ast.Subscript: "Subscript", ast.ClassDef: "ClassDef", ast.FunctionDef: "FunctionDef",
+              ast.AsyncFunctionDef: "FunctionDef", ast.keyword: "keyword", ast.With: "With", ast.AsyncWith: "With",
+              ast.Compare: "Compare"}
+
+
+def _ast_nodes(statements: list[ast.stmt]) -> dict[str, list[ast.AST]]:
+    """The nodes of each kind in ``statements``, in the order they start (an outer node first)."""
+    found: dict[str, list[ast.AST]] = {}
+    for statement in statements:
+        for node in ast.walk(statement):
+            kind = _AST_KINDS.get(type(node))
+            if kind is not None:
+                found.setdefault(kind, []).append(node)
+            if kind in ("ClassDef", "FunctionDef") and node.decorator_list:
+                found.setdefault("Decorator", []).extend(node.decorator_list)
+    for nodes in found.values():
+        nodes.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+    return found
 
 
 class _AstStatement:
@@ -152,12 +163,12 @@ class _AstStatement:
     def __init__(self, statements: list[ast.stmt], lines: list[str]) -> None:
         self.statements = statements
         self.lines = lines
-        self.by_kind: dict[str, list[ast.AST]] = {}
+        self.by_kind: dict[str, list[ast.AST]] | None = None
 
     def nodes(self, kind: str) -> list[ast.AST]:
-        if kind not in self.by_kind:
-            self.by_kind[kind] = [n for s in self.statements for n in _ast_nodes(s, kind)]
-        return self.by_kind[kind]
+        if self.by_kind is None:
+            self.by_kind = _ast_nodes(self.statements)
+        return self.by_kind.get(kind, [])
 
     def column(self, line: int, byte_offset: int) -> int:
         text = self.lines[line - 1]
@@ -175,9 +186,9 @@ class _AstStatement:
         if kind == "Decorator":
             line = self.lines[start.line - 1][:start.column].rstrip(" \t")
             return CodeRange(CodePosition(start.line, len(line) - 1), end) if line.endswith("@") else None
-        if kind in ("ClassDef", "FunctionDef"):
+        if kind in ("ClassDef", "FunctionDef", "With"):
             head = self.lines[start.line - 1][start.column:]
-            return CodeRange(start, end) if head.startswith(("class", "def", "async")) else None
+            return CodeRange(start, end) if head.startswith(("class", "def", "async", "with")) else None
         bare = node.with_changes(lpar=[], rpar=[]) if kind != "keyword" else node.with_changes(comma=cst.MaybeSentinel.DEFAULT)
         # nested lines are indented relative to their block in LibCST's code: compare without blanks
         same = _squeezed(module.code_for_node(bare)) == _squeezed(self.text(start, end))

@@ -31,6 +31,13 @@ def pipe(a="ü"):
 
 class Holder(Base, metaclass=Meta):
     async def run(self): return await fn.decoders.image(x, device="mixed")
+
+
+async def use(a, b):
+    async with ctx() as c, other():
+        with (open(a) as f,
+              open(b) as g):
+            return (a < b) == (c is not f) in [g]
 '''
 
 

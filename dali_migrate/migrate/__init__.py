@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..visitors import Transformer
+from ..visitors import Transformer, walk
 
 from ..analysis import DaliCall, ModuleFacts
 from ..rules import Finding
@@ -207,7 +207,7 @@ def _places_of_uses(module: cst.Module, facts: ModuleFacts, plans: list[Pipeline
             *(site for var in pipe_vars for site in checkpoint_sites(facts, var))]
     places = Places({id(s.node) for s in uses} | {id(call) for call in facts.pipeline_factory_calls})
     if uses:  # otherwise nothing asks where anything is
-        module.visit(places)
+        walk(module, places)
     return places
 
 
@@ -254,7 +254,7 @@ def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
         return by_plan
     sites = [s for p in checkpointed for v in p.pipe_vars for s in checkpoint_sites(facts, v)]
     lines = StatementOf({id(s.node) for s in sites})
-    module.visit(lines)
+    walk(module, lines)
     for plan in checkpointed:
         try:
             planned = plan_checkpoints(plan, facts, factories, places, lambda node: lines.found.get(id(node)),

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, Graph
 from .names import ScopeNames, scope_names
@@ -135,14 +135,14 @@ def plan_conditionals(function: cst.FunctionDef, graph: Graph, calls: list[DaliC
     body = list(function.body.body)
     tops = {index for index, statement in enumerate(body)
             if isinstance(statement, cst.If) and tests.per_sample(statement.test)}
-    function.body.visit(_Elsewhere(tests, {id(body[index]) for index in tops}))
+    walk(function.body, _Elsewhere(tests, {id(body[index]) for index in tops}))
     return [_plan_if(body[index], body[:index], body[index + 1:], tests, calls) for index in sorted(tops)]
 
 
 def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst.BaseStatement], tests: _Tests,
              calls: list[DaliCall]) -> PerSampleIf:
     inside = _Inside(tests)
-    statement.visit(inside)
+    walk(statement, inside)
     if inside.returns:
         raise NotMigratable("`return` inside a per-sample `if`: assign the value and return after the `if`")
     ids = node_ids(statement)

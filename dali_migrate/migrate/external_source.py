@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
 from .ops import NotALiteral, keyword_values, literal_value
@@ -89,7 +89,7 @@ class _HasYield(Visitor):
 
 def _is_generator_function(function: cst.FunctionDef) -> bool:
     finder = _HasYield(function)
-    function.visit(finder)
+    walk(function, finder)
     return finder.found
 
 

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..values import READER_META_FLAG
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 from . import checkpointing
 from . import external_source as sources
 from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
@@ -289,7 +289,7 @@ def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bo
 def _plain_python(statement: cst.BaseStatement, ndd: str) -> bool:
     """No operator call, no ``yield``/``return``/``global``: Python that only builds the graph."""
     finder = _GraphWork(ndd)
-    statement.visit(finder)
+    walk(statement, finder)
     return not finder.found
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
 from ..rules.dm004_mixed_device import mixed_device_strings
@@ -76,7 +76,7 @@ class _Subscripts(Visitor):
 
 def _subscripts(function: cst.FunctionDef) -> int:
     counter = _Subscripts()
-    function.visit(counter)
+    walk(function, counter)
     return counter.count
 
 
@@ -99,7 +99,7 @@ def graph_helpers(facts: ModuleFacts) -> dict[str, Helper]:
 
 def _called(node: cst.CSTNode, names: set[str]) -> set[str]:
     references = _References(names)
-    node.visit(references)
+    walk(node, references)
     return set(references.found)
 
 
@@ -145,7 +145,7 @@ def find_helpers(facts: ModuleFacts, module: cst.Module) -> HelperUses | None:
     if not helpers:
         return None
     references = _References(set(helpers))
-    module.visit(references)
+    walk(module, references)
     return HelperUses(helpers, {name: why_not(helper) for name, helper in helpers.items()},
                       {name: set(found) for name, found in references.found.items()})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 
 from ..imports import DALI_ROOT, IMPORT_FROM_TYPES, IMPORT_TYPES, NDD_MODULE, dotted_name
 
@@ -28,7 +28,7 @@ class _NameUses(Visitor):
 
 def used_names(module: cst.Module) -> set[str]:
     visitor = _NameUses()
-    module.visit(visitor)
+    walk(module, visitor)
     return visitor.used
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 
 
 def all_names(node: cst.CSTNode) -> set[str]:
@@ -15,7 +15,7 @@ def all_names(node: cst.CSTNode) -> set[str]:
         def visit_Name(self, name: cst.Name) -> None:
             found.add(name.value)
 
-    node.visit(Collector())
+    walk(node, Collector())
     return found
 
 
@@ -106,5 +106,5 @@ def target_names(target: cst.BaseExpression) -> list[cst.Name]:
 def scope_names(nodes) -> ScopeNames:
     names = ScopeNames()
     for node in nodes:
-        node.visit(names)
+        walk(node, names)
     return names

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..visitors import Transformer, Visitor
+from ..visitors import Transformer, Visitor, walk
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
@@ -300,7 +300,7 @@ def _dotted_uses(nodes) -> set[str]:
                 found.add(name)
 
     for node in nodes:
-        node.visit(Collector())
+        walk(node, Collector())
     return found
 
 
@@ -356,7 +356,7 @@ def _without_unfit_calls(module: cst.Module, converted: dict[int, Subclass], rea
     from .plan import Blocker
 
     calls = _Calls({sub.name for sub in converted.values()})
-    module.visit(calls)
+    walk(module, calls)
     for call in calls.calls:
         for key, subclass in list(converted.items()):
             if subclass.name == dotted_name(call.func) and not calls_fit(call, subclass):

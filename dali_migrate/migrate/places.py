@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 
 NESTING = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match)
 
@@ -61,5 +61,5 @@ class _NodeIds(Visitor):
 def node_ids(node: cst.CSTNode) -> set[int]:
     """The ``id()`` of ``node`` and of every node inside it."""
     collector = _NodeIds()
-    node.visit(collector)
+    walk(node, collector)
     return collector.ids

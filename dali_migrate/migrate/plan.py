@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, Graph, ModuleFacts, iterated_pipeline
 from ..imports import IMPORT_FROM_TYPES, IMPORT_TYPES, dotted_name
@@ -266,7 +266,7 @@ def _check_body(plan: PipelinePlan) -> None:
                                       "apart; return a tuple of outputs")
     plan.returns_sequence = shape == "sequence"
     counter = _ReturnYieldCounter()
-    plan.function.body.visit(counter)
+    walk(plan.function.body, counter)
     if counter.returns != 1 or counter.yields:
         plan.block("DM001", plan.function, "`return` inside branches, or `yield`, in the graph")
     for reader in plan.readers:
@@ -313,7 +313,7 @@ def _check_device_variables(plan: PipelinePlan) -> None:
     if not found.strings:
         return
     uses = _NameLoads(found.names)
-    plan.function.visit(uses)
+    walk(plan.function, uses)
     for name in sorted(found.names):
         if uses.loads[name] != uses.as_device[name] + found.compared.get(name, 0):
             plan.block("DM004", plan.function, f"`{name}` holds \"mixed\" and is used for more than `device=`; "
@@ -589,5 +589,5 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
                   if is_pipeline_reference(argument := iterated_pipeline(s.node, by_keyword=False))}
     names = facts.pipeline_functions | facts.pipeline_vars | set(facts.pipeline_helpers)
     finder = _StrayReferenceFinder(names, accounted)
-    module.visit(finder)
+    walk(module, finder)
     return finder.found

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..visitors import Transformer, Visitor
+from ..visitors import Transformer, Visitor, walk
 
 from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
@@ -273,7 +273,7 @@ def _qualnames(node: cst.CSTNode, imports: ImportTable) -> set[str]:
             if qualname:
                 found.add(qualname)
 
-    node.visit(Calls())
+    walk(node, Calls())
     return found
 
 
@@ -343,7 +343,7 @@ def _self_assigned(graph: cst.FunctionDef) -> set[str]:
                 if name is not None:
                     found.add(name)
 
-    graph.body.visit(Targets())
+    walk(graph.body, Targets())
     return found
 
 

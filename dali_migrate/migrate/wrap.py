@@ -24,11 +24,13 @@ from .todo import TODO_CONTINUATION, TODO_PREFIX
 DEFAULT_LINE_LENGTH = 88
 
 
-def wrap_long_lines(original: bytes, migrated: cst.Module, limit: int = DEFAULT_LINE_LENGTH) -> bytes:
-    """The migrated module's bytes, its written lines wrapped. Statements are found by the line
-    numbers CPython's ``ast`` gives, walked beside the LibCST tree: no second LibCST parse and
-    no position metadata, which would cost more than the migration itself."""
-    data = _wrapped_code(original, migrated, limit)
+def wrap_long_lines(original: bytes, migrated: cst.Module, limit: int = DEFAULT_LINE_LENGTH,
+                    migrated_bytes: bytes | None = None) -> bytes:
+    """The migrated module's bytes (``migrated_bytes`` where they are made already), its
+    written lines wrapped. Statements are found by the line numbers CPython's ``ast`` gives,
+    walked beside the LibCST tree: no second LibCST parse and no position metadata, which would
+    cost more than the migration itself."""
+    data = _wrapped_code(original, migrated, limit, migrated.bytes if migrated_bytes is None else migrated_bytes)
     return _wrapped_todos(data, _long_written_lines(original, data, limit), limit, migrated.encoding)
 
 
@@ -54,8 +56,7 @@ def _wrapped_todos(data: bytes, lines: set[int], limit: int, encoding: str) -> b
     return "".join(out).encode(encoding)
 
 
-def _wrapped_code(original: bytes, migrated: cst.Module, limit: int) -> bytes:
-    data = migrated.bytes
+def _wrapped_code(original: bytes, migrated: cst.Module, limit: int, data: bytes) -> bytes:
     lines = _long_written_lines(original, data, limit)
     if not lines:
         return data
@@ -156,6 +157,8 @@ class _Walker:
         return max(node.lineno, body[0].lineno - 1) if body else node.lineno
 
     def _compound(self, statement: cst.BaseCompoundStatement, node: ast.stmt, elif_: bool = False):
+        if not self._touches(node.lineno, node.end_lineno or node.lineno):
+            return statement  # decorators come first, and none is ever wrapped
         header = self._touches(node.lineno, self._header_end(node))
         if isinstance(statement, cst.FunctionDef):
             if header:

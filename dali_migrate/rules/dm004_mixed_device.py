@@ -7,7 +7,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from ..visitors import Visitor
+from ..visitors import Visitor, walk
 
 from ..analysis import ModuleFacts
 from .base import Finding, Rule
@@ -47,7 +47,7 @@ class _MixedAssigned(Visitor):
         targets = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
         if targets & self.names:
             found = _MixedStrings()
-            node.value.visit(found)
+            walk(node.value, found)
             self.strings += found.strings
             self.assigned |= targets & self.names if found.strings else set()
 
@@ -81,7 +81,7 @@ def mixed_device_strings(function: cst.CSTNode, calls) -> MixedDeviceNames:
     if not names:  # the common case: no walk over the graph
         return MixedDeviceNames()
     visitor = _MixedAssigned(names)
-    function.visit(visitor)
+    walk(function, visitor)
     if not visitor.assigned:
         return MixedDeviceNames()
     # only where the graph itself gives the name "mixed": a parameter may be "mixed" on purpose

@@ -41,3 +41,36 @@ def test_ruff_at_line_length_88_passes_before_and_after(tmp_path):
     for path in (SCRIPT, migrated):
         done = subprocess.run([*RUFF, str(path)], capture_output=True, text=True)
         assert done.returncode == 0, done.stdout
+
+
+ONE_OUTPUT = '''\
+from nvidia.dali import fn, pipeline_def, types
+
+
+@pipeline_def(batch_size=8, num_threads=1, device_id=None)
+def normalized(root):
+    images = fn.readers.numpy(file_root=root)
+    return fn.crop_mirror_normalize(
+        images,
+        dtype=types.FLOAT,
+        mean=[123.7, 116.3, 103.5],
+    )
+'''
+
+
+def test_one_output_written_over_several_lines_is_laid_out_as_black_does():
+    """``run()`` gave a tuple also for one output: the value goes inside ``(``, ``,)`` on lines
+    of its own, one level deeper, as black writes a one-element tuple."""
+    result = migrate_file(ONE_OUTPUT.encode(), "one_output.py", Config())
+    code = result.new_source.decode()
+    assert (
+        "            yield (\n"
+        "                ndd.crop_mirror_normalize(\n"
+        "                    images,\n"
+        "                    dtype=ndd.float32,\n"
+        "                    mean=[123.7, 116.3, 103.5],\n"
+        "                ),\n"
+        "            )\n"
+    ) in code
+    again = migrate_file(result.new_source, "one_output.py", Config())
+    assert again.new_source is None  # a second run changes nothing

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..values import READER_META_FLAG
-from ..visitors import Visitor, walk
+from ..visitors import Transformer, Visitor, walk
 from . import checkpointing
 from . import external_source as sources
 from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
@@ -83,8 +83,33 @@ def _yield_from_return(line: cst.SimpleStatementLine, sequence: bool) -> cst.Sim
         value = value if is_tuple_call else cst.Call(cst.Name("tuple"), [cst.Arg(value)])
     elif not isinstance(value, cst.Tuple):
         # run() always returned a tuple of outputs, also for a single output
-        value = cst.Tuple(elements=[cst.Element(value)])
+        value = _one_output(value)
     return line.with_changes(body=[cst.Expr(cst.Yield(value=value))])
+
+
+def _one_output(value: cst.BaseExpression) -> cst.Tuple:
+    """``(value,)``; a value written over several lines goes on lines of its own, one level
+    deeper, as black lays out a one-element tuple: ``(``, the value, ``,``, ``)``."""
+    if "\n" not in cst.Module([]).code_for_node(value):
+        return cst.Tuple(elements=[cst.Element(value)])
+    deeper = value.visit(_OneLevelDeeper())
+    return cst.Tuple(elements=[cst.Element(deeper, comma=cst.Comma(whitespace_after=_line_break("")))],
+                     lpar=[cst.LeftParen(whitespace_after=_line_break(INDENT_UNIT))])
+
+
+INDENT_UNIT = "    "
+
+
+def _line_break(indent: str) -> cst.ParenthesizedWhitespace:
+    """A line break inside brackets, the next line indented ``indent`` past the statement."""
+    return cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(indent))
+
+
+class _OneLevelDeeper(Transformer):
+    def leave_ParenthesizedWhitespace(self, original_node, updated_node):
+        if not updated_node.indent:
+            return updated_node
+        return updated_node.with_changes(last_line=cst.SimpleWhitespace(INDENT_UNIT + updated_node.last_line.value))
 
 
 def _loop_target(target: cst.BaseExpression) -> cst.BaseExpression:

@@ -34,6 +34,8 @@ RUNNABLE = {
     "shapes_as_batches": {},
     "trust_methods": {"root": str(FIXTURES / "data" / "images")},
     "train_script": {"data_dir": str(FIXTURES / "data" / "images"), "shard_id": 1, "num_shards": 2, "gpu": False},
+    "gallery_notebook": {},
+    "numpy_notebook": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training", "held_in_self", "train_script"}

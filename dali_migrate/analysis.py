@@ -87,6 +87,7 @@ class ModuleFacts:
     output_origin: dict[str, str] = field(default_factory=dict)  # output name -> pipeline var
     output_tuples: set[str] = field(default_factory=set)
     tensorlists: set[str] = field(default_factory=set)
+    dense_tensors: set[str] = field(default_factory=set)  # names bound to ``output.as_tensor()``
     pipeline_method_calls: list[Site] = field(default_factory=list)
     pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
     pipeline_binding_targets: list[cst.BaseExpression] = field(default_factory=list)
@@ -329,6 +330,11 @@ class _FactCollector(Visitor):
             and dotted_name(value.value) in self.facts.output_tuples
         ):
             self._bind_tensorlists(names, dotted_name(value.value))
+        elif _is_method_call(value, "as_tensor") and self._is_tensorlist(value.func.value) and len(names) == 1:
+            self.facts.dense_tensors.add(names[0])  # ``labels_tensor = labels.as_tensor()``
+            origin = self.facts.output_origin.get(dotted_name(value.func.value) or "")
+            if origin is not None:
+                self.facts.output_origin[names[0]] = origin
         elif dotted_name(value) in self.facts.output_tuples:  # ``images, labels = pipe_out``
             if _unpacks(target):
                 self._bind_tensorlists(names, dotted_name(value))
@@ -377,6 +383,9 @@ class _FactCollector(Visitor):
             self.facts.pipeline_method_calls.append(Site(node, f"{dotted_name(node.func.value.func)}()", method))
         elif self._is_tensorlist(node.func.value) and method in TENSORLIST_METHODS:
             self._tensorlist_use(node, node.func.value, method)
+        elif receiver in self.facts.dense_tensors and method == "shape" and not node.args:
+            # only a DALI tensor has a shape() to call: ``t = out.as_tensor()`` then ``t.shape()``
+            self.facts.tensorlist_uses.append(Site(node, receiver, "tensor_shape", self.facts.output_origin.get(receiver)))
 
     def _note_escaping_arguments(self, node: cst.Call) -> None:
         callee = dotted_name(node.func) or "a function"

@@ -580,6 +580,7 @@ NDD_SPELLING = {
     "as_tensor": "`ndd.as_tensor(batch)`",
     "shape": "the `.shape` property",
     "layout": "the `.layout` property",
+    "is_dense_tensor": "`len(set(batch.shape)) <= 1`",
 }
 
 

@@ -36,6 +36,7 @@ RUNNABLE = {
     "train_script": {"data_dir": str(FIXTURES / "data" / "images"), "shard_id": 1, "num_shards": 2, "gpu": False},
     "gallery_notebook": {},
     "numpy_notebook": {},
+    "dense_checks": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training", "held_in_self", "train_script"}

@@ -128,6 +128,9 @@ class Migrator(Transformer):
             return self.op_rewriter.leave_Call(original_node, updated_node)
         return self.call_sites.rewrite_call(original_node, updated_node)
 
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return self.call_sites.without_needless_parentheses(updated_node)
+
     def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
         return self.op_rewriter.leave_SimpleString(original_node, updated_node)
 

@@ -41,6 +41,7 @@ class CallSiteRewrites:
     fixed_ids: set[int] = field(default_factory=set)
     reader_meta: ReaderMetaRewrites = field(default_factory=ReaderMetaRewrites)
     checkpoints: CheckpointRewrites = field(default_factory=CheckpointRewrites)
+    dense_checks: set[int] = field(default_factory=set)  # the comparisons written for is_dense_tensor()
 
     def statements_for(self, line: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> list | None:
         """What replaces ``line``: ``pipe.checkpoint()`` becomes collect + serialize; a checkpoint
@@ -98,10 +99,29 @@ class CallSiteRewrites:
             return _call(_dotted(f"{self.numpy_alias}.asarray"), dense)
         if method == "tensor_shape":
             return _call(cst.Name("list"), _attr(receiver, "shape"))
+        if method == "is_dense_tensor":
+            return self._dense_check(receiver)
         if method == "layout":  # TensorList.layout() is "" where ndd's .layout is None
             return cst.BooleanOperation(_attr(receiver, "layout"), cst.Or(), cst.SimpleString('""'),
                                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return _attr(receiver, method)  # shape() -> the .shape property
+
+    def _dense_check(self, receiver: cst.BaseExpression) -> cst.Comparison:
+        """``is_dense_tensor()``: pipeline outputs are stored contiguously (DALI 2.4, measured on
+        outputs of readers, decoders, operators and external sources, copied or not), so dense
+        means that every sample has one shape."""
+        shapes = _call(cst.Name("set"), _attr(receiver, "shape"))
+        check = cst.Comparison(_call(cst.Name("len"), shapes),
+                               [cst.ComparisonTarget(cst.LessThanEqual(), cst.Integer("1"))],
+                               lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self.dense_checks.add(id(check))
+        return check
+
+    def without_needless_parentheses(self, argument: cst.Arg) -> cst.Arg:
+        """A dense check passed as a call's argument needs no parentheses of its own."""
+        if id(argument.value) not in self.dense_checks:
+            return argument
+        return argument.with_changes(value=argument.value.with_changes(lpar=[], rpar=[]))
 
     def rewrite_subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
         if self.output_uses.get(id(original)) != "[]":

@@ -38,7 +38,7 @@ CALL_SITE_ARGS = frozenset({"enable_checkpointing", "checkpoint"})
 # epoch_size/reader_meta are planned in reader_meta.py, which blocks what it cannot rewrite
 SUPPORTED_PIPE_METHODS = frozenset({"build", "run", "outputs", "share_outputs", "epoch_size", "reader_meta",
                                     "checkpoint"})
-UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor", "is_dense_tensor"})
+UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor"})
 METHOD_RULES = {
     "schedule_run": "DM003", "release_outputs": "DM003", "checkpoint": "DM013", "serialize": "DM014", "feed_input": "DM012",
     "iter_setup": "DM012",

@@ -18,7 +18,7 @@ REPLACEMENTS = {
     "tensor_shape": "`list(ndd.as_tensor(out).shape)`",
     "len": "`.batch_size`",
     "as_reshaped_tensor": "`ndd.as_tensor(out)` and a reshape",
-    "is_dense_tensor": "a check that every sample shape is equal",
+    "is_dense_tensor": "`len(set(out.shape)) <= 1`",
 }
 SPELLED = {"[]": "out[i]", "tensor_shape": "as_tensor().shape()"}
 
@@ -49,7 +49,9 @@ class TensorListApi(Rule):
 
     ## Fix safety
     Safe: each replacement returns the same data. `at(i)` keeps returning a NumPy array.
-    `as_reshaped_tensor` and `is_dense_tensor` are marked with a TODO.
+    `is_dense_tensor()` becomes "every sample has one shape": pipeline outputs are stored
+    contiguously (measured on DALI 2.4, CPU), so that is when a pipeline output was dense.
+    `as_reshaped_tensor` is marked with a TODO.
     """
 
     code = "DM007"

@@ -100,6 +100,8 @@ class ModuleFacts:
     iterator_subclasses: list[Site] = field(default_factory=list)  # ``class X(DALIGenericIterator)``
     # functions that only receive outputs (``show_images(images)``): name -> output_helpers.OutputHelper
     output_helpers: dict[str, object] = field(default_factory=dict)
+    # outputs passed to calls of a plain name (``show_images(images)``): (call, argument, escape)
+    output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = field(default_factory=list)
 
     @property
     def uses_dali(self) -> bool:
@@ -498,6 +500,7 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
         for index, statement in enumerate(module.body):
             collector.statement_index = index
             walk(statement, collector)
+        facts.output_arguments = collector.output_arguments
         if collector.output_arguments:
             from .output_helpers import find_output_helpers
 

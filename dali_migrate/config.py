@@ -30,6 +30,8 @@ class Config:
     # set per file by the runner: the module a migrated file imports DALITorchLoader from
     # (None: the class is written into the file, as for stdin)
     loader_import: str | None = None
+    # set per file by the runner: imported functions migrated to take ndd Batches
+    handled_helpers: frozenset[str] = frozenset()
 
     def enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(prefix) for prefix in self.select):

@@ -46,4 +46,7 @@ class FileResult:
     imports_loader: bool = False  # migrate: it now imports DALITorchLoader (Config.loader_import)
     loader_file: str | None = None  # migrate, set by the runner: the file of that module
     created: bool = False  # migrate: a new file (the loader module), not a rewrite
+    # migrate: functions of other modules given outputs of migrated pipelines (HelperRequest)
+    helper_requests: list = field(default_factory=list)
+    handled_helpers: frozenset = frozenset()  # migrate: the imported helpers migrated with it
     linked: bool = False  # check: its findings depend on modules it imports (not cached)

@@ -247,7 +247,7 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
         if not normalized.graphs:
             break
         migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep, imported=imported,
-                                   loader_import=config.loader_import)
+                                   loader_import=config.loader_import, handled_helpers=config.handled_helpers)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
             return _Migrated(migration, subject, normalized, kept)
@@ -261,7 +261,7 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
             kept[label] = [b.message for b in reasons.get(id(graph.node), [])] or [
                 "graph not migrated automatically: rewrite it as a generator of ndd calls"]
     return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported,
-                                    config.loader_import), original, None, kept)
+                                    config.loader_import, config.handled_helpers), original, None, kept)
 
 
 def _written_graph_label(graph, facts) -> str:
@@ -488,6 +488,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         result.diff = unified_diff(data, new_data, path)
         result.exported = migrated.migration.exported
         result.imports_loader = migrated.migration.imports_loader
+        result.helper_requests = migrated.migration.helper_requests
     return result
 
 

@@ -240,8 +240,25 @@ class _ImportIndex:
                 and own in self.links.imported_modules(path, data)]
 
 
+def _migrate_helpers(results: list[FileResult], run_files: list[Path], config: Config,
+                     reruns: dict[int, tuple]) -> list[set[int]]:
+    """Functions of other files that migrated outputs are passed to (see helper_modules.py)."""
+    from .helper_modules import migrate_helpers
+
+    project_files = _project_files(config.root, config, run_files)
+
+    def importers(name: str, path: Path) -> list[Path]:
+        return _ImportIndex({name}, project_files, config.root).importers(name, path.stem, path)
+
+    def remigrate(position: int, file_config: Config) -> FileResult:
+        keep, imported = reruns.get(position, (None, None))
+        return migrate_file(read_regular(run_files[position]), results[position].path, file_config, keep, imported)
+
+    return migrate_helpers(results, run_files, config, config.root, importers, remigrate)
+
+
 def _migrate_across_files(results: list[FileResult], run_files: list[Path], project_files: list[Path],
-                          config: Config, root: Path | None) -> list[set[int]]:
+                          config: Config, root: Path | None, reruns: dict[int, tuple]) -> list[set[int]]:
     """A pipeline used from other files is migrated with them when they are all in the run and
     their uses can be migrated; otherwise it stays in pipeline mode (see crossmodule.py).
     Returns the units: positions of files that must be written together."""
@@ -263,12 +280,14 @@ def _migrate_across_files(results: list[FileResult], run_files: list[Path], proj
     for exporter in exporters:
         if exporter.keep:
             path = run_files[exporter.position]
+            reruns[exporter.position] = (exporter.keep, imported.get(path))
             results[exporter.position] = migrate_file(read_regular(path), results[exporter.position].path, config,
-                                                      exporter.keep, imported.get(path))
+                                                      *reruns[exporter.position])
     kept_positions = {e.position for e in exporters if e.keep}
     for importer, plans in imported.items():
         position = in_run[importer.resolve()]
         if position not in kept_positions:
+            reruns[position] = (None, plans)
             results[position] = migrate_file(read_regular(importer), results[position].path, config, None, plans)
     return [{e.position, *(in_run[u.resolve()] for users in e.users.values() for u in users if u.resolve() in in_run)}
             for e in exporters]
@@ -336,10 +355,14 @@ def run_migrate(paths: Iterable[Path], config: Config, write: bool,
     config = replace(config, root=_project_root(paths, config))
     results = process(paths, config, migrate_file, options)
     units: list[set[int]] = []
+    reruns: dict[int, tuple] = {}  # position -> (keep, imported): what its last migration was given
+    needs_files = any(r.exported for r in results) or any(r.helper_requests for r in results)
+    run_files = _files(paths, config, options.shard) if needs_files else []
     if any(r.exported for r in results):
-        run_files = _files(paths, config, options.shard)
-        root = config.root
-        units = _migrate_across_files(results, run_files, _project_files(root, config, run_files), config, root)
+        units = _migrate_across_files(results, run_files, _project_files(config.root, config, run_files), config,
+                                      config.root, reruns)
+    if any(r.helper_requests for r in results):
+        units += _migrate_helpers(results, run_files, config, reruns)
     units += _loader_modules(results)
     if write:
         _write_all(results, units)

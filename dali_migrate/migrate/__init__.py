@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..visitors import Transformer, walk
+from ..visitors import Transformer, Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
 from ..rules import Finding
@@ -52,6 +52,19 @@ class MigrationResult:
     imports_blocked: dict[str, str] = field(default_factory=dict)  # imported pipeline -> why its uses stay
     safety: dict[str, tuple[str, str]] = field(default_factory=dict)  # migrated pipeline -> (level, why)
     imports_loader: bool = False  # the module now imports DALITorchLoader from ``loader_import``
+    # functions of other modules that outputs of migrated pipelines are passed to
+    helper_requests: list[HelperRequest] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class HelperRequest:
+    """Outputs of migrated pipelines passed to a function called by a plain name that this
+    module does not define (``from display import show_images``): the runner migrates that
+    function with this module when every call in the run passes it ndd Batches."""
+
+    local: str  # the name this module calls it by
+    arguments: tuple[tuple[str, ...], ...]  # per call: the positions ("0") or keywords given outputs
+    calls: int  # every call of ``local`` in this module, with outputs or not
 
 
 class Migrator(Transformer):
@@ -290,16 +303,46 @@ def _restore_todos(checkpoints: CheckpointRewrites) -> list[Todo]:
                           "saved do not load; start from a new one", call) for call in checkpoints.foreign_restores()]
 
 
-def _escape_todos(facts: ModuleFacts, migrated: list[PipelinePlan]) -> list[Todo]:
-    """Outputs of migrated pipelines that leave for code the migration does not see."""
+def _helper_requests(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePlan]) -> list[HelperRequest]:
     pipe_vars = {var for plan in migrated for var in plan.pipe_vars}
+    by_call: dict[str, dict[int, list[str]]] = {}
+    for call, arg, site in facts.output_arguments:
+        local = call.func.value
+        if site.origin not in pipe_vars or local in facts.module_functions:
+            continue
+        position = next(index for index, given in enumerate(call.args) if given is arg)
+        where = arg.keyword.value if arg.keyword is not None else str(position)
+        by_call.setdefault(local, {}).setdefault(id(call), []).append(where)
+    if not by_call:
+        return []
+    counter = _CallCounter(set(by_call))
+    walk(module, counter)
+    return [HelperRequest(local, tuple(tuple(sorted(w)) for w in calls.values()), counter.calls[local])
+            for local, calls in sorted(by_call.items())]
+
+
+class _CallCounter(Visitor):
+    def __init__(self, names: set[str]) -> None:
+        self.calls = dict.fromkeys(names, 0)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in self.calls:
+            self.calls[node.func.value] += 1
+
+
+def _escape_todos(facts: ModuleFacts, migrated: list[PipelinePlan],
+                  handled_helpers: frozenset[str] = frozenset()) -> list[Todo]:
+    """Outputs of migrated pipelines that leave for code the migration does not see
+    (``handled_helpers``: functions of other modules migrated to take them)."""
+    pipe_vars = {var for plan in migrated for var in plan.pipe_vars}
+    handled = {id(site) for call, _, site in facts.output_arguments if call.func.value in handled_helpers}
     def what(name: str) -> str:
         return ("holds ndd Batches now, not TensorLists" if name in facts.output_tuples
                 else "is an ndd Batch now, not a TensorList")
 
     return [Todo("DM007", f"`{site.name}` {site.detail}: it {what(site.name)}; check that the code it goes "
                           "to uses `.tensors[i]`, `ndd.as_tensor()`, `.torch()`", site.node)
-            for site in facts.escaping_outputs if site.origin in pipe_vars]
+            for site in facts.escaping_outputs if site.origin in pipe_vars and id(site) not in handled]
 
 
 def _keep_in_pipeline_mode(plans: list[PipelinePlan], facts: ModuleFacts, keep: dict[str, str]) -> None:
@@ -329,13 +372,14 @@ def _exported(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePla
 def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Finding],
                    graph_reasons: dict[int, list] | None = None, keep: dict[str, str] | None = None,
                    imported: dict[str, PipelinePlan] | None = None,
-                   loader_import: str | None = None) -> MigrationResult:
+                   loader_import: str | None = None, handled_helpers: frozenset[str] = frozenset()) -> MigrationResult:
     """``graph_reasons``: per ``with`` statement, the Blockers found when its graph was tried
     in decorator form; they become its TODOs. ``keep``: top-level names that other modules use
     as pipelines, with the reason, to leave in pipeline mode. ``imported``: local name -> the
     plan of a pipeline another module defines and migrates; its uses here are migrated.
     ``loader_import``: the module that framework iterators' stand-in is imported from (None:
-    the class is written into this module)."""
+    the class is written into this module). ``handled_helpers``: functions this module imports
+    that are migrated to take ndd Batches (the outputs it passes them need no TODO)."""
     strays = find_stray_references(module, facts)
     plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
     plans += [plan_imported_pipeline(plan, local, facts, strays) for local, plan in (imported or {}).items()]
@@ -357,7 +401,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                             *(node_ids(h.function) for h in helpers.values())) | call_sites.fixed_ids
     fixed = [f for f in findings if id(f.node) in fixed_ids]
     todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids],
-                                     graph_reasons or {}, [*_escape_todos(facts, migratable),
+                                     graph_reasons or {}, [*_escape_todos(facts, migratable, handled_helpers),
                                                            *_restore_todos(checkpoints)])
     own = [p for p in migratable if not p.imported]
     migrator = Migrator(facts, own, ndd_alias, call_sites, todos, helpers)
@@ -377,5 +421,5 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                            _exported(module, facts, own),
                            {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable},
                            {p.graph.name: pipeline_safety(p) for p in own},
-                           bool(reader_meta.loaders and loader_import))
+                           bool(reader_meta.loaders and loader_import), _helper_requests(module, facts, own))
 

@@ -187,6 +187,19 @@ def add_local_import(module: cst.Module, statement: str) -> cst.Module:
     return module.with_changes(body=[*body[:index], line, *body[index:]])
 
 
+def add_third_party_import(module: cst.Module, statement: str | cst.SimpleStatementLine) -> cst.Module:
+    """``statement`` at the end of the module's leading imports, in their block."""
+    line = cst.parse_statement(statement) if isinstance(statement, str) else statement
+    body = list(module.body)
+    index = _after_imports(body)
+    if index > 0 and _is_import_line(body[index - 1]):
+        line = line.with_changes(leading_lines=[])
+    elif index < len(body):  # no imports: the line takes the place, and the comments, of what follows
+        line = line.with_changes(leading_lines=body[index].leading_lines)
+        body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine()])
+    return module.with_changes(body=[*body[:index], line, *body[index:]])
+
+
 def _after_imports(body: list[cst.BaseStatement]) -> int:
     """Where code goes after the leading docstring and imports (before the next cell's marker)."""
     index = _first_code_index(body)

@@ -39,6 +39,7 @@ from ..optable import OpTable
 from .names import all_names, scope_names
 from .ops import TIGHT_EQUAL, keyword_arg
 from .pure import Substitution, evaluates_the_same_twice
+from .wrap import flatten, safe_to_reflow
 
 # Pipeline.__init__'s leading positional parameters, in order
 PIPELINE_POSITIONAL = ("batch_size", "num_threads", "device_id", "seed")
@@ -304,9 +305,11 @@ class _GraphRewriter(Transformer):
         path = op.replacement or op.fn
         first = [*inputs, *keywords]  # the call's own arguments, then the constructor's in their layout
         opening = constructor.whitespace_before_args
-        return cst.Call(func=cst.parse_expression(f"{SYNTHETIC_FN}.{path}"),
-                        args=_joined(first, list(constructor.args), opening),
-                        whitespace_before_args=opening if not first else cst.SimpleWhitespace(""))
+        merged = cst.Call(func=cst.parse_expression(f"{SYNTHETIC_FN}.{path}"),
+                          args=_joined(first, list(constructor.args), opening),
+                          whitespace_before_args=opening if not first else cst.SimpleWhitespace(""))
+        # two layouts joined read as neither: on one line, wrapped to the project's length later
+        return flatten(merged) if first and safe_to_reflow(merged) else merged
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         name = _self_attribute(original_node)

@@ -141,10 +141,10 @@ class _Walker:
         small = statement.body[0]
         value = getattr(small, "value", None)
         if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return)) \
-                or not isinstance(value, cst.BaseExpression) or not _safe_to_reflow(small):
+                or not isinstance(value, cst.BaseExpression) or not safe_to_reflow(small):
             return statement
         column = self._column(first)
-        flat_small = _flatten(small)
+        flat_small = flatten(small)
         flat_value = flat_small.value
         prefix = len(_code(self.module, flat_small)) - len(_code(self.module, flat_value))
         right_hand = isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return))
@@ -191,17 +191,17 @@ class _Walker:
 
     def _test(self, statement, node: ast.stmt, keyword: str):
         """An ``if``/``while`` test: black's parentheses around it."""
-        if not _safe_to_reflow(statement.test):
+        if not safe_to_reflow(statement.test):
             return statement
         column = self._column(node.lineno)
-        wrapped = _wrap_expression(_flatten(statement.test), column + len(keyword), 1, column, 0, self.layout,
+        wrapped = _wrap_expression(flatten(statement.test), column + len(keyword), 1, column, 0, self.layout,
                                    self.module, True)
         return statement.with_changes(test=wrapped)
 
     def _parameters(self, statement: cst.FunctionDef, column: int) -> cst.FunctionDef:
-        if not _safe_to_reflow(statement.params):
+        if not safe_to_reflow(statement.params):
             return statement
-        params = _flatten(statement.params)
+        params = flatten(statement.params)
         flat = statement.with_changes(params=params, whitespace_before_params=cst.SimpleWhitespace(""))
         header = _code(self.module, flat.with_changes(body=cst.SimpleStatementSuite([cst.Pass()]),
                                                       leading_lines=[], decorators=[])).split("\n")[0]
@@ -230,7 +230,7 @@ def _element_code(module: cst.Module, element) -> str:
     return module.code_for_node(element.with_changes(comma=cst.Comma()))[:-1]
 
 
-def _safe_to_reflow(node: cst.CSTNode) -> bool:
+def safe_to_reflow(node: cst.CSTNode) -> bool:
     finder = _Unsafe()
     node.visit(finder)
     return not finder.found
@@ -299,7 +299,7 @@ class _Flattener(cst.CSTTransformer):
     leave_RightSquareBracket = leave_RightCurlyBrace = leave_RightParen
 
 
-def _flatten(node):
+def flatten(node):
     return node.visit(_Flattener())
 
 

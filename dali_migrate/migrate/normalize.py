@@ -283,7 +283,9 @@ class _Normalizer(Transformer):
             decorators=[decorator],
             lines_after_decorators=statement.leading_lines,
         )
-        binding = cst.parse_statement(f"{pipe} = {name}()\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        # black's blank lines after a ``def``: two at the top of a module, one inside a block
+        blank = [cst.EmptyLine(indent=False)] * (2 if module_level else 1)
+        binding = cst.parse_statement(f"{pipe} = {name}()\n").with_changes(leading_lines=blank)
         self.graphs.append(NormalizedGraph(function, original_call, original[with_index], original[with_index],
                                            pipe, module_level))
         self.added.append(binding)
@@ -382,7 +384,8 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset()) -> N
     # the synthesized nodes are kept by identity: the wrapper must not copy the module
     positions = MetadataWrapper(new_module, unsafe_skip_copy=True).resolve(PositionProvider)
     # each binding adds itself and the blank line above it
-    shifts = [(positions[node].start.line, -2) for node in normalizer.added]
+    # each added ``pipe = name()`` line and the blank lines above it
+    shifts = [(positions[node].start.line, -1 - len(node.leading_lines)) for node in normalizer.added]
     if any(g.collapsed for g in normalizer.graphs):
         original = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         for graph in (g for g in normalizer.graphs if g.collapsed):

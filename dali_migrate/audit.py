@@ -28,19 +28,21 @@ class AuditProblem:
         return f"`{self.statement}` would fail ({self.code}: {self.message})"
 
 
-def audit(new_source: bytes, encoding: str = "utf-8", original: bytes = b"") -> list[AuditProblem]:
+def audit(new_source: bytes, encoding: str = "utf-8", original: bytes = b"",
+          imported_generators: frozenset[str] = frozenset()) -> list[AuditProblem]:
     """The ndd value model's problems in the migrated module, less what ``noqa`` silences.
     No TODO comment excuses them: a kept pipeline has no ndd values, and a comment left by an
     earlier run must not let a later one through. (Pipeline-mode calls left in migrated code
     show up as DataNodes reaching ndd calls or yields.) Where the original never spelled
     ``.tensors``, every ``.tensors``/``.slice`` of the output was written by the migration and
-    must apply to a value the model shows to be an ndd Batch."""
+    must apply to a value the model shows to be an ndd Batch. ``imported_generators``: local
+    names of pipelines other files define and migrate, now generator functions."""
     text = new_source.decode(encoding, "replace")
     lines = text.splitlines()
     suppressions = parse_suppressions(text)
     problems: dict[tuple[str, int], AuditProblem] = {}
     strict = not _spells_batch_api(original)
-    for problem in build_model(python_ast(new_source), strict=strict).problems:
+    for problem in build_model(python_ast(new_source), imported_generators, strict=strict).problems:
         if suppressions.suppressed(problem.code, problem.line, problem.line):
             continue
         statement = _shortened(_without_comment(lines[problem.line - 1]).strip())

@@ -89,17 +89,26 @@ class Exporter:
 
 
 def defined_plans(data: bytes, config: Config, names: set[str]) -> dict[str, object]:
-    """The plans of the decorated pipeline functions ``names`` in a file's source."""
-    from .engine import SourceError, _analysed_or_error
+    """The plans of the pipelines ``names`` in a file's source: decorated functions, and legacy
+    subclasses in the function form they are migrated to (each plan knows its class)."""
+    from .engine import SourceError, _analysed_or_error, analyse
+    from .migrate.normalize import normalize_with_graphs
     from .migrate.plan import find_stray_references, plan_decorated_pipeline
 
     try:
         analysed = _analysed_or_error(data, config)
     except SourceError:
         return {}
+    subclasses = {}
+    normalized = normalize_with_graphs(analysed.module)
+    if normalized is not None and any(g.subclass is not None for g in normalized.graphs):
+        subclasses = {g.subclass.name: g.subclass for g in normalized.graphs if g.subclass is not None}
+        analysed = analyse(normalized.module, config, normalized.imports())
     strays = find_stray_references(analysed.module, analysed.facts)
     plans = [plan_decorated_pipeline(graph, analysed.facts, strays) for graph in analysed.facts.graphs
              if graph.kind == "decorator" and graph.name in names]
+    for plan in plans:
+        plan.subclass = subclasses.get(plan.graph.name)
     return {plan.graph.name: plan for plan in plans if plan.migratable}
 
 

@@ -145,8 +145,16 @@ def _unsuppressed(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
     return sorted(kept, key=lambda d: (d.line, d.column, d.code))
 
 
-def _analysed_or_error(data: bytes, config: Config, imported_pipelines: frozenset[str] = frozenset()) -> Analysed:
-    analysed = analyse(parse(data), config, imported_pipelines=imported_pipelines)
+def _analysed_or_error(data: bytes, config: Config, imported_pipelines: frozenset[str] = frozenset(),
+                       imported_classes: dict | None = None) -> Analysed:
+    """``imported_classes``: local name -> the conversion of a legacy pipeline class another file
+    defines; its calls here get their arguments named first, as the function it becomes takes them."""
+    module = parse(data)
+    if imported_classes:
+        from .migrate.subclass import keyword_calls
+
+        module = keyword_calls(module, imported_classes)
+    analysed = analyse(module, config, imported_pipelines=imported_pipelines)
     if analysed.rule_errors:
         raise SourceError("; ".join(analysed.rule_errors))
     return analysed
@@ -344,7 +352,8 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
         if new_data == data:
             return migrated, blocked_imports
         _never_write_what_does_not_parse(new_data)
-        problems = audit(new_data, migrated.migration.module.encoding, data)
+        generators = frozenset(imported) - set(migrated.migration.imports_blocked)  # imports migrated here
+        problems = audit(new_data, migrated.migration.module.encoding, data, generators)
         if not problems:
             return migrated, blocked_imports
         blamed = _blamed(problems, migrated.migration.migrated_pipelines, set(imported))
@@ -452,7 +461,8 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
     if not imported and not might_use_dali(data):
         return result
     try:
-        original = _analysed_or_error(data, config, frozenset(imported or {}))
+        classes = {local: plan.subclass for local, plan in (imported or {}).items() if plan.subclass is not None}
+        original = _analysed_or_error(data, config, frozenset(imported or {}), classes)
         suppressions = parse_suppressions(_source_text(data, original.module))
         if not original.findings or suppressions.whole_file:
             return result

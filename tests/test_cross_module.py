@@ -217,3 +217,72 @@ def test_an_importer_that_gives_a_device_the_definition_fixes_is_kept(tmp_path):
     assert "@pipeline_def(device_id=None)\ndef labels_pipe(root):" in (root / "pkg" / "devices.py").read_text()
     assert "pipe.build()" in (root / "train.py").read_text()
     assert _run(root) == before
+
+
+LEGACY_PIPELINES = f'''import nvidia.dali.ops as ops
+from nvidia.dali.pipeline import Pipeline
+
+ROOT = {IMAGES!r}
+
+
+class LabelsPipeline(Pipeline):
+    def __init__(self, batch_size, device_id, file_root, num_threads=1, seed=15):
+        super(LabelsPipeline, self).__init__(batch_size=batch_size, device_id=device_id,
+                                             num_threads=num_threads, seed=seed)
+        self.input = ops.FileReader(file_root=file_root, shard_id=0, num_shards=1)
+        self.decode = ops.ImageDecoder(device="cpu")
+        self.resize = ops.Resize(device="cpu", resize_x=8, resize_y=8)
+
+    def define_graph(self):
+        jpegs, labels = self.input()
+        return self.resize(self.decode(jpegs)), labels
+'''
+
+LEGACY_CALLER = '''from pkg.legacy import ROOT, LabelsPipeline
+
+
+def main():
+    pipe = LabelsPipeline({arguments})
+    pipe.build()
+    for _ in range(3):
+        images, labels = pipe.run()
+        print([images.at(i).shape for i in range(len(images))], labels.as_array().ravel().tolist())
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _legacy_project(tmp_path: Path, arguments: str) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "legacy.py").write_text(LEGACY_PIPELINES)
+    (tmp_path / "train.py").write_text(LEGACY_CALLER.format(arguments=arguments))
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def test_a_legacy_subclass_and_its_importer_are_migrated_together(tmp_path):
+    """The importer calls the class positionally, in __init__'s order: the calls are named for
+    the function the class becomes."""
+    root = _legacy_project(tmp_path, "4, None, ROOT")
+    before = _run(root)
+    results = run_migrate([root], Config(), write=True)
+    assert all(r.error is None for r in results)
+    assert "class LabelsPipeline" not in (root / "pkg" / "legacy.py").read_text()
+    caller = (root / "train.py").read_text()
+    assert "LabelsPipeline(batch_size=4, device_id=None, file_root=ROOT)" in caller
+    assert "next(pipe)" in caller and "TODO" not in caller
+    assert _run(root) == before
+
+
+def test_a_legacy_subclass_whose_importer_passes_args_it_cannot_name_is_kept(tmp_path):
+    root = _legacy_project(tmp_path, "*[4, None, ROOT]")
+    before = _run(root)
+    results = run_migrate([root], Config(), write=True)
+    assert all(r.error is None for r in results)
+    assert "class LabelsPipeline(Pipeline):" in (root / "pkg" / "legacy.py").read_text()
+    assert "`LabelsPipeline` is used from train.py" in unwrapped_todos((root / "pkg" / "legacy.py").read_text())
+    assert "pipe.build()" in (root / "train.py").read_text()
+    assert _run(root) == before

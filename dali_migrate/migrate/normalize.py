@@ -60,6 +60,7 @@ class NormalizedGraph:
     variable: str = ""  # ``pipe``, for ``with`` graphs
     module_level: bool = False
     collapsed: bool = False  # a subclass: its lines do not map one to one
+    subclass: Subclass | None = None  # the conversion of a subclass
 
 
 @dataclass
@@ -185,7 +186,7 @@ class _Normalizer(Transformer):
         if subclass is None:
             return updated_node
         self.graphs.append(NormalizedGraph(subclass.function, original_node, original_node,
-                                           subclass.define_graph, collapsed=True))
+                                           subclass.define_graph, collapsed=True, subclass=subclass))
         return subclass.function
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:

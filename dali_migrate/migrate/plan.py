@@ -74,6 +74,8 @@ class PipelinePlan:
     helpers: set[str] = field(default_factory=set)  # module functions that build part of the graph
     # its callers read the reader's metadata: the generator yields it first when asked (reader_meta.py)
     yields_reader_meta: bool = False
+    # a legacy subclass (subclass.Subclass) the function was made from: other modules call the class
+    subclass: object = None
 
     @property
     def migratable(self) -> bool:
@@ -125,6 +127,12 @@ def plan_imported_pipeline(defined: PipelinePlan, local: str, facts: ModuleFacts
     plan = replace(defined, graph=replace(defined.graph, name=local), blockers=[], pipe_vars=[],
                    factory_calls=[], imported=True)
     _check_call_sites(plan, facts, strays)
+    if defined.subclass is not None:  # calls that keyword_calls could not name stay as the class took them
+        for call in plan.factory_calls:
+            if any(a.keyword is None for a in call.args):
+                plan.block("DM002", call, f"`{local}(...)` passes arguments this run cannot name for the "
+                                          "function the class becomes (*args, extra arguments, or a value "
+                                          "computed from names of its module)")
     _check_device_kept(plan)
     if plan.checkpointing and not defined.checkpointing:
         plan.block("DM013", plan.factory_calls[0] if plan.factory_calls else defined.function,

@@ -454,6 +454,27 @@ def calls_fit(call: cst.Call, subclass: Subclass) -> bool:
     return True
 
 
+def fits_in_another_module(call: cst.Call, subclass: Subclass) -> bool:
+    """``calls_fit``, and the pipeline arguments the class computed use only what the call
+    gives: names of the class's own module mean nothing where it is imported."""
+    own = set(subclass.call_params)
+    return calls_fit(call, subclass) and all(_names_in(value) <= own for value in subclass.computed.values())
+
+
+def keyword_calls(module: cst.Module, subclasses: dict[str, Subclass]) -> cst.Module:
+    """Calls of imported pipeline classes (by the names this module gives them) with their
+    arguments named, where they fit the function each class becomes; the others as they were."""
+
+    class Naming(Transformer):
+        def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+            subclass = subclasses.get(dotted_name(original_node.func) or "")
+            if subclass is None or not fits_in_another_module(original_node, subclass):
+                return updated_node
+            return keyword_call(updated_node, subclass)
+
+    return module.visit(Naming())
+
+
 def _substituted(value: cst.BaseExpression, given: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
     class Substitute(Substitution):
         def leave_Name(self, original_node, updated_node):

@@ -24,7 +24,7 @@ from .imports import IMPORT_TYPES, dotted_name, import_nodes
 
 def module_name(path: Path, root: Path | None) -> str:
     """``pkg/pipelines.py`` -> ``pkg.pipelines``, relative to the project root. Without one
-    (or outside it) the whole path counts: ``_same_module`` matches an import by its last parts."""
+    (or outside it) the whole path counts: ``same_module`` matches an import by its last parts."""
     absolute = path.resolve()
     try:
         relative = absolute.relative_to(root.resolve()) if root else absolute.relative_to(absolute.anchor)
@@ -36,12 +36,12 @@ def module_name(path: Path, root: Path | None) -> str:
     return ".".join(parts)
 
 
-def _same_module(defined: str, imported: str) -> bool:
+def same_module(defined: str, imported: str) -> bool:
     """``src.pkg.pipelines`` is imported as ``pkg.pipelines`` when ``src`` is on the path."""
     return bool(imported) and (defined == imported or defined.endswith("." + imported))
 
 
-def _absolute(node: cst.ImportFrom, importer: str) -> str:
+def absolute_module(node: cst.ImportFrom, importer: str) -> str:
     module = dotted_name(node.module) if node.module is not None else ""
     if not node.relative:
         return module or ""
@@ -60,21 +60,21 @@ def imported_locals(importer: cst.Module, importer_module: str, defined: str, na
         if isinstance(node, IMPORT_TYPES):
             for alias in node.names:
                 full = dotted_name(alias.name) or ""
-                if _same_module(defined, full):
+                if same_module(defined, full):
                     local = alias.asname.name.value if alias.asname else full
                     found.update((f"{local}.{name}", name) for name in names)
             continue
-        source = _absolute(node, importer_module)
+        source = absolute_module(node, importer_module)
         if isinstance(node.names, cst.ImportStar):
-            if _same_module(defined, source):
+            if same_module(defined, source):
                 raise Unfollowable("a star import")
             continue
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             local = alias.asname.name.value if alias.asname else name
-            if _same_module(defined, source) and name in names:
+            if same_module(defined, source) and name in names:
                 found[local] = name
-            elif _same_module(defined, f"{source}.{name}" if source else name):  # from pkg import pipelines
+            elif same_module(defined, f"{source}.{name}" if source else name):  # from pkg import pipelines
                 found.update((f"{local}.{defined_name}", defined_name) for defined_name in names)
     return found
 

@@ -24,11 +24,11 @@ from typing import Callable
 import libcst as cst
 
 from .config import Config
-from .crossmodule import _absolute, _same_module, module_name
+from .crossmodule import absolute_module, module_name, same_module
 from .diagnostics import FileResult
 from .files import read_regular
 from .imports import IMPORT_FROM_TYPES, dotted_name, import_nodes
-from .output_helpers import OutputHelper, _param_uses, _References
+from .output_helpers import OutputHelper, References, param_uses
 from .visitors import Transformer, walk
 
 NEEDS_NDD = frozenset({"as_tensor", "as_array"})
@@ -105,12 +105,12 @@ def _imported_from(module: cst.Module, own_name: str, local: str) -> tuple[str, 
         for alias in node.names:
             bound = alias.asname.name.value if alias.asname else dotted_name(alias.name)
             if bound == local:
-                return _absolute(node, own_name), dotted_name(alias.name)
+                return absolute_module(node, own_name), dotted_name(alias.name)
     return None
 
 
 def _project_file(module: str, run_files: list[Path], root: Path | None) -> Path | None:
-    found = [p for p in run_files if p.suffix == ".py" and _same_module(module_name(p, root), module)]
+    found = [p for p in run_files if p.suffix == ".py" and same_module(module_name(p, root), module)]
     return found[0] if len(found) == 1 else None
 
 
@@ -128,7 +128,7 @@ def _rewrite(helper: _Helper, importers: list[Path], display_path: str) -> FileR
     params = _output_parameters(function, helper.callers) if function is not None else None
     if params is None or _used_in_own_module(module, helper.name):
         return None
-    uses = _param_uses(OutputHelper(function, sorted(params), set()))
+    uses = param_uses(OutputHelper(function, sorted(params), set()))
     if not uses:
         return None
     return _rewritten_result(module, data, uses, display_path)
@@ -165,7 +165,7 @@ def _output_parameters(function: cst.FunctionDef, callers: list[_Caller]) -> set
 
 
 def _used_in_own_module(module: cst.Module, name: str) -> bool:
-    references = _References({name})
+    references = References({name})
     walk(module, references)
     return bool(references.calls.get(name)) or bool(references.other_uses.get(name))
 

@@ -39,14 +39,14 @@ def find_output_helpers(module: cst.Module, facts: ModuleFacts,
     candidates = {name: args for name, args in by_function.items() if _plain_function(name, facts)}
     if not candidates:
         return
-    references = _References(set(candidates))
+    references = References(set(candidates))
     walk(module, references)
     for name, args in candidates.items():
         helper = _helper(facts.module_functions[name][0], references.calls.get(name, []), args,
                          references.other_uses.get(name, 0))
         if helper is None:
             continue
-        uses = _param_uses(helper)
+        uses = param_uses(helper)
         if uses is None:
             continue
         origin = sorted(helper.origins)[0]
@@ -62,7 +62,7 @@ def _plain_function(name: str, facts: ModuleFacts) -> bool:
             and not any(g.name == name for g in facts.graphs))
 
 
-class _References(Visitor):
+class References(Visitor):
     """Calls of the candidate functions, and any other use of their names."""
 
     def __init__(self, names: set[str]) -> None:
@@ -121,7 +121,7 @@ def _helper(function: cst.FunctionDef, calls: list[cst.Call], arguments: list[tu
     return OutputHelper(function, sorted(bound_params), origins)
 
 
-def _param_uses(helper: OutputHelper) -> list[tuple[cst.CSTNode, str, str]] | None:
+def param_uses(helper: OutputHelper) -> list[tuple[cst.CSTNode, str, str]] | None:
     """(node, parameter, method) of every use of the output parameters, or None when one of them
     is used any other way."""
     finder = _ParamUses(set(helper.params))

@@ -11,7 +11,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-KNOWN_KEYS = {"select", "ignore", "exclude", "extend-exclude", "loader-module"}
+KNOWN_KEYS = {"select", "ignore", "exclude", "extend-exclude", "loader-module", "capture"}
 
 
 class ConfigError(Exception):
@@ -27,6 +27,7 @@ class Config:
     exact_only: bool = False  # migrate: keep every pipeline whose migration is not exact
     line_length: int = 88  # what migrate wraps the lines it writes to: ruff's or black's setting
     loader_module: str = ""  # the dotted module that holds DALITorchLoader; "": placed per file
+    capture: bool = False  # migrate: readers' epochs with next_epoch(capture=True)
     # set per file by the runner: the module a migrated file imports DALITorchLoader from
     # (None: the class is written into the file, as for stdin)
     loader_import: str | None = None
@@ -97,10 +98,18 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
         exclude=tuple(_as_list(section, "exclude", path) + _as_list(section, "extend-exclude", path)),
         root=path.parent,
         loader_module=_dotted_module(section, path),
+        capture=_flag(section, "capture", path),
         line_length=_line_length(data, path),
     )
     check_codes(config, f"{path}: [tool.dali-migrate]")
     return config
+
+
+def _flag(section: dict, key: str, path: Path) -> bool:
+    value = section.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: [tool.dali-migrate] {key} must be true or false")
+    return value
 
 
 def _line_length(data: dict, path: Path) -> int:

@@ -255,7 +255,8 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
         if not normalized.graphs:
             break
         migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep, imported=imported,
-                                   loader_import=config.loader_import, handled_helpers=config.handled_helpers)
+                                   loader_import=config.loader_import, handled_helpers=config.handled_helpers,
+                                   capture=config.capture)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
             return _Migrated(migration, subject, normalized, kept)
@@ -269,7 +270,8 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
             kept[label] = [b.message for b in reasons.get(id(graph.node), [])] or [
                 "graph not migrated automatically: rewrite it as a generator of ndd calls"]
     return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported,
-                                    config.loader_import, config.handled_helpers), original, None, kept)
+                                    config.loader_import, config.handled_helpers, config.capture), original, None,
+                     kept)
 
 
 def _written_graph_label(graph, facts) -> str:

@@ -372,14 +372,17 @@ def _exported(module: cst.Module, facts: ModuleFacts, migrated: list[PipelinePla
 def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Finding],
                    graph_reasons: dict[int, list] | None = None, keep: dict[str, str] | None = None,
                    imported: dict[str, PipelinePlan] | None = None,
-                   loader_import: str | None = None, handled_helpers: frozenset[str] = frozenset()) -> MigrationResult:
+                   loader_import: str | None = None, handled_helpers: frozenset[str] = frozenset(),
+                   capture: bool = False) -> MigrationResult:
     """``graph_reasons``: per ``with`` statement, the Blockers found when its graph was tried
     in decorator form; they become its TODOs. ``keep``: top-level names that other modules use
     as pipelines, with the reason, to leave in pipeline mode. ``imported``: local name -> the
     plan of a pipeline another module defines and migrates; its uses here are migrated.
     ``loader_import``: the module that framework iterators' stand-in is imported from (None:
     the class is written into this module). ``handled_helpers``: functions this module imports
-    that are migrated to take ndd Batches (the outputs it passes them need no TODO)."""
+    that are migrated to take ndd Batches (the outputs it passes them need no TODO).
+    ``capture``: generators with one reader and no checkpoint read their epochs with
+    ``next_epoch(capture=True)``."""
     strays = find_stray_references(module, facts)
     plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
     plans += [plan_imported_pipeline(plan, local, facts, strays) for local, plan in (imported or {}).items()]
@@ -404,6 +407,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                                      graph_reasons or {}, [*_escape_todos(facts, migratable, handled_helpers),
                                                            *_restore_todos(checkpoints)])
     own = [p for p in migratable if not p.imported]
+    for plan in own:  # capture runs one source's epochs; a checkpoint registers the reader itself
+        plan.capture = capture and len(plan.readers) == 1 and not plan.checkpointing
     migrator = Migrator(facts, own, ndd_alias, call_sites, todos, helpers)
     new_module = module.visit(migrator)
     if migratable or call_sites.fixed_ids:

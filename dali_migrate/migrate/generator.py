@@ -133,10 +133,11 @@ def _zipped_loop(targets: list[cst.BaseExpression], reader_names: list[str],
 
 
 def _loop(target: cst.BaseExpression | None, names: GeneratorNames, batch_size: str,
-          body: list[cst.BaseStatement]) -> cst.BaseStatement:
+          body: list[cst.BaseStatement], capture: bool = False) -> cst.BaseStatement:
     inner: list[cst.BaseStatement] = body
     if target is not None:
-        epoch = cst.parse_expression(f"{names.reader}.next_epoch(batch_size={batch_size})")
+        captured = ", capture=True" if capture else ""
+        epoch = cst.parse_expression(f"{names.reader}.next_epoch(batch_size={batch_size}{captured})")
         inner = [cst.For(target=_loop_target(target), iter=epoch, body=cst.IndentedBlock(body=body))]
     return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=inner))
 
@@ -209,7 +210,7 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
                   for name in reader_names[: len(targets)]]
         loop = _zipped_loop(targets, reader_names, body)
     else:
-        loop = _loop(targets[0] if targets else None, names, "batch_size", body)
+        loop = _loop(targets[0] if targets else None, names, "batch_size", body, plan.capture)
     if plan.yields_reader_meta:
         setup.append(_metadata_first(plan, reader_names))
     statements = [*setup, loop]

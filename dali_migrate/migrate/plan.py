@@ -76,6 +76,7 @@ class PipelinePlan:
     yields_reader_meta: bool = False
     # a legacy subclass (subclass.Subclass) the function was made from: other modules call the class
     subclass: object = None
+    capture: bool = False  # its reader's epochs run with next_epoch(capture=True) (Config.capture)
 
     @property
     def migratable(self) -> bool:

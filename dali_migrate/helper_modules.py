@@ -28,12 +28,8 @@ from .crossmodule import absolute_module, module_name, same_module
 from .diagnostics import FileResult
 from .files import read_regular
 from .imports import IMPORT_FROM_TYPES, dotted_name, import_nodes
-from .output_helpers import OutputHelper, References, param_uses
+from .output_helpers import OutputHelper, References, param_uses, plain_signature
 from .visitors import Transformer, walk
-
-NEEDS_NDD = frozenset({"as_tensor", "as_array"})
-NEEDS_NUMPY = frozenset({"at", "as_array"})
-
 
 @dataclass
 class _Caller:
@@ -52,12 +48,16 @@ class _Helper:
 
 
 def migrate_helpers(results: list[FileResult], run_files: list[Path], config: Config, root: Path | None,
-                    importers: Callable[[str, Path], list[Path]],
+                    importer_index: Callable[[set[str]], Callable[[str, Path], list[Path]]],
                     remigrate: Callable[[int, Config], FileResult]) -> list[set[int]]:
     """Rewrites the helpers that can be, re-migrates their callers without the TODOs the helpers
-    answer, and returns the units (each helper's file with its callers)."""
+    answer, and returns the units (each helper's file with its callers). ``importer_index``
+    reads the project once for the given names and answers ``importers(name, defining file)``."""
     positions = {path.resolve(): position for position, path in enumerate(run_files)}
     helpers = _requested_helpers(results, run_files, root)
+    if not helpers:
+        return []
+    importers = importer_index({helper.name for helper in helpers.values()})
     units = []
     for helper in helpers.values():
         position = positions.get(helper.path.resolve())
@@ -136,14 +136,7 @@ def _rewrite(helper: _Helper, importers: list[Path], display_path: str) -> FileR
 
 def _plain_function(module: cst.Module, name: str) -> cst.FunctionDef | None:
     found = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
-    if len(found) != 1:
-        return None
-    function = found[0]
-    params = function.params
-    if function.asynchronous or function.decorators or isinstance(params.star_arg, cst.Param) \
-            or params.star_kwarg is not None:
-        return None
-    return function
+    return found[0] if len(found) == 1 and plain_signature(found[0]) else None
 
 
 def _output_parameters(function: cst.FunctionDef, callers: list[_Caller]) -> set[str] | None:
@@ -172,7 +165,7 @@ def _used_in_own_module(module: cst.Module, name: str) -> bool:
 
 def _rewritten_result(module: cst.Module, data: bytes, uses: list, path: str) -> FileResult:
     from .engine import _diagnostic, unified_diff
-    from .migrate.callsites import CallSiteRewrites, numpy_alias
+    from .migrate.callsites import NDD_METHODS, NUMPY_METHODS, CallSiteRewrites, numpy_alias
     from .migrate.imports import add_third_party_import, ndd_import
     from .positions import Positions
     from .rules.dm007_tensorlist_api import TensorListApi
@@ -181,9 +174,9 @@ def _rewritten_result(module: cst.Module, data: bytes, uses: list, path: str) ->
     existing_numpy = numpy_alias(module)
     rewrites = CallSiteRewrites("ndd", existing_numpy or "np", output_uses={id(node): m for node, _, m in uses})
     new_module = module.visit(_UsesRewriter(rewrites))
-    if methods & NEEDS_NUMPY and existing_numpy is None:
+    if methods & NUMPY_METHODS and existing_numpy is None:
         new_module = add_third_party_import(new_module, "import numpy as np\n")
-    if methods & NEEDS_NDD:
+    if methods & NDD_METHODS:
         new_module = add_third_party_import(new_module, ndd_import())
     positions = Positions(module, [node for node, _, _ in uses])
     diagnostics = [_diagnostic(path, positions, TensorListApi.code, _message(method), node, "fixed")

@@ -88,11 +88,9 @@ class References(Visitor):
 def _helper(function: cst.FunctionDef, calls: list[cst.Call], arguments: list[tuple[cst.Call, cst.Arg, Site]],
             other_uses: int) -> OutputHelper | None:
     """The helper, when every call binds the same parameters to pipeline outputs."""
-    if other_uses or not calls or function.asynchronous or function.decorators:
+    if other_uses or not calls or not plain_signature(function):
         return None
     params = function.params
-    if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
-        return None
     names = [p.name.value for p in [*params.posonly_params, *params.params]]
     keyword_only = {p.name.value for p in params.kwonly_params}
     origin_of_arg = {id(arg): escape.origin for _, arg, escape in arguments}
@@ -119,6 +117,13 @@ def _helper(function: cst.FunctionDef, calls: list[cst.Call], arguments: list[tu
     if not bound_params:
         return None
     return OutputHelper(function, sorted(bound_params), origins)
+
+
+def plain_signature(function: cst.FunctionDef) -> bool:
+    """No decorator, ``async``, ``*args`` or ``**kwargs``: each argument binds one parameter."""
+    params = function.params
+    return not (function.asynchronous or function.decorators or isinstance(params.star_arg, cst.Param)
+                or params.star_kwarg is not None)
 
 
 def param_uses(helper: OutputHelper) -> list[tuple[cst.CSTNode, str, str]] | None:

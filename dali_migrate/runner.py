@@ -245,16 +245,15 @@ def _migrate_helpers(results: list[FileResult], run_files: list[Path], config: C
     """Functions of other files that migrated outputs are passed to (see helper_modules.py)."""
     from .helper_modules import migrate_helpers
 
-    project_files = _project_files(config.root, config, run_files)
-
-    def importers(name: str, path: Path) -> list[Path]:
-        return _ImportIndex({name}, project_files, config.root).importers(name, path.stem, path)
+    def importer_index(names: set[str]):
+        index = _ImportIndex(names, _project_files(config.root, config, run_files), config.root)
+        return lambda name, path: index.importers(name, path.stem, path)
 
     def remigrate(position: int, file_config: Config) -> FileResult:
         keep, imported = reruns.get(position, (None, None))
         return migrate_file(read_regular(run_files[position]), results[position].path, file_config, keep, imported)
 
-    return migrate_helpers(results, run_files, config, config.root, importers, remigrate)
+    return migrate_helpers(results, run_files, config, config.root, importer_index, remigrate)
 
 
 def _migrate_across_files(results: list[FileResult], run_files: list[Path], project_files: list[Path],

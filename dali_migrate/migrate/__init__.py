@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..visitors import Transformer, Visitor, walk
+from ..visitors import Transformer, walk
 
 from ..analysis import DaliCall, ModuleFacts
+from ..output_helpers import References
 from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
 from .checkpointing import CheckpointNotMigratable, CheckpointRewrites, StatementOf, checkpoint_sites, plan_checkpoints
@@ -315,19 +316,10 @@ def _helper_requests(module: cst.Module, facts: ModuleFacts, migrated: list[Pipe
         by_call.setdefault(local, {}).setdefault(id(call), []).append(where)
     if not by_call:
         return []
-    counter = _CallCounter(set(by_call))
-    walk(module, counter)
-    return [HelperRequest(local, tuple(tuple(sorted(w)) for w in calls.values()), counter.calls[local])
+    references = References(set(by_call))
+    walk(module, references)
+    return [HelperRequest(local, tuple(tuple(sorted(w)) for w in calls.values()), len(references.calls.get(local, [])))
             for local, calls in sorted(by_call.items())]
-
-
-class _CallCounter(Visitor):
-    def __init__(self, names: set[str]) -> None:
-        self.calls = dict.fromkeys(names, 0)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in self.calls:
-            self.calls[node.func.value] += 1
 
 
 def _escape_todos(facts: ModuleFacts, migrated: list[PipelinePlan],

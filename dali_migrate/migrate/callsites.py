@@ -29,6 +29,11 @@ def _dotted(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
 
+# TensorList methods whose replacements call NumPy (``np.asarray``) or ndd (``ndd.as_tensor``)
+NUMPY_METHODS = frozenset({"at", "as_array"})
+NDD_METHODS = frozenset({"as_tensor", "as_array"})
+
+
 @dataclass
 class CallSiteRewrites:
     ndd_alias: str
@@ -164,7 +169,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
         if site.origin in pipe_vars:
             rewrites.output_uses[id(site.node)] = site.detail
             rewrites.fixed_ids.add(id(site.node))
-            if site.detail in ("at", "as_array") and existing_numpy is None:
+            if site.detail in NUMPY_METHODS and existing_numpy is None:
                 rewrites.needs_numpy = True
     return rewrites
 

@@ -45,6 +45,7 @@ class FileResult:
     safety: dict[str, tuple[str, str]] = field(default_factory=dict)  # migrated pipeline -> (level, why)
     imports_loader: bool = False  # migrate: it now imports DALITorchLoader (Config.loader_import)
     loader_file: str | None = None  # migrate, set by the runner: the file of that module
+    loader_ends_at_sources: bool = False  # migrate: it needs the loader's source mode (reader_meta=None)
     created: bool = False  # migrate: a new file (the loader module), not a rewrite
     # migrate: functions of other modules given outputs of migrated pipelines (HelperRequest)
     helper_requests: list = field(default_factory=list)

@@ -500,6 +500,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         result.diff = unified_diff(data, new_data, path)
         result.exported = migrated.migration.exported
         result.imports_loader = migrated.migration.imports_loader
+        result.loader_ends_at_sources = migrated.migration.loader_ends_at_sources
         result.helper_requests = migrated.migration.helper_requests
     return result
 
@@ -571,6 +572,7 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
     result.diagnostics = [cells.locate(d) for d in inner.diagnostics]
     result.pipelines, result.safety = inner.pipelines, inner.safety
     result.imports_loader = inner.imports_loader
+    result.loader_ends_at_sources = inner.loader_ends_at_sources
     if inner.error is None and new_data != data:
         result.changed, result.new_source = True, new_data
         result.diff = cell_diff(cells, new_data, path)

@@ -69,3 +69,13 @@ def is_loader_module(path: Path, class_name: str) -> bool:
     except OSError:  # NotRegularFile too
         return False
     return re.search(rb"^class\s+" + re.escape(class_name.encode()) + rb"\b", data, re.MULTILINE) is not None
+
+
+def ends_epochs_at_sources(path: Path) -> bool:
+    """The loader at ``path`` runs without ``reader_meta`` (the ones an earlier dali-migrate
+    wrote could only count a reader's epochs)."""
+    try:
+        data = read_regular(path)
+    except OSError:
+        return False
+    return re.search(rb"\breader_meta\s*=\s*None\b", data) is not None

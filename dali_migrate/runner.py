@@ -379,19 +379,16 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
     if not users:
         return []
     from .engine import unified_diff
-    from .loader_module import is_loader_module
-    from .migrate.torch_loader import CLASS_NAME, module_source
+    from .migrate.torch_loader import module_source
 
     units = []
     for file, positions in users.items():
         path = Path(file)
         if path.exists():
-            if not is_loader_module(path, CLASS_NAME):
-                for position in positions:
-                    results[position].error = (f"the loader module {_display(path)} exists and does not define "
-                                               f"{CLASS_NAME}: rename it, or name another module with "
-                                               "loader-module in [tool.dali-migrate]")
-                    results[position].changed = False
+            for position in positions:
+                problem = _existing_loader_problem(path, results[position])
+                if problem:
+                    results[position].error, results[position].changed = problem, False
             continue
         source = module_source().encode("utf-8")
         name = _display(path)
@@ -399,6 +396,21 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
                                   diff=unified_diff(b"", source, name)))
         units.append({*positions, len(results) - 1})
     return units
+
+
+def _existing_loader_problem(path: Path, result: FileResult) -> str | None:
+    """Why the loader module already at ``path`` cannot serve ``result`` (None: it can)."""
+    from .loader_module import ends_epochs_at_sources, is_loader_module
+    from .migrate.torch_loader import CLASS_NAME
+
+    if not is_loader_module(path, CLASS_NAME):
+        return (f"the loader module {_display(path)} exists and does not define {CLASS_NAME}: rename it, "
+                "or name another module with loader-module in [tool.dali-migrate]")
+    if result.loader_ends_at_sources and not ends_epochs_at_sources(path):
+        return (f"the loader module {_display(path)} was written by an older dali-migrate and cannot end "
+                "epochs where the sources end them (DALIGenericIterator without reader_name): delete it "
+                "and run migrate again to write the current one")
+    return None
 
 
 def is_writable(path: Path) -> bool:

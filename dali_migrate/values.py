@@ -27,6 +27,7 @@ GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANOD
 # reader's metadata (a dictionary), the ones after it outputs (migrate/reader_meta.py)
 META_FIRST = "generator yielding its reader's metadata first"
 READER_META_FLAG = "yield_reader_meta"  # the keyword that asks for it
+EPOCH_ENDS_FLAG = "mark_epoch_ends"  # asks a generator to yield None where its sources end an epoch
 NOT_DALI_MODULES = ("numpy.", "torch.", "math.", "random.", "PIL.", "cv2.")
 NOT_DALI_METHODS = frozenset({"torch", "numpy", "tolist", "item"})
 BATCH_ONLY_ATTRIBUTES = frozenset({"tensors", "slice", "batch_size", "select"})

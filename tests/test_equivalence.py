@@ -37,9 +37,10 @@ RUNNABLE = {
     "gallery_notebook": {},
     "numpy_notebook": {},
     "dense_checks": {},
+    "source_epochs": {"root": str(FIXTURES / "data" / "images"), "gpu": False},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
-NEEDS_TORCH = {"torch_training", "held_in_self", "train_script"}
+NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs"}
 
 
 def _fixture(stem: str, kind: str):

@@ -110,3 +110,17 @@ def test_loader_module_must_be_a_dotted_name(tmp_path):
     root = _package_project(tmp_path, '[tool.dali-migrate]\nloader-module = "my-pkg/loader.py"\n')
     result = _migrate(str(root / "mypkg"))
     assert result.exit_code != 0 and "loader-module must be a dotted module name" in result.output
+
+
+def test_a_loader_from_an_earlier_version_serves_readers_but_not_epochs_the_sources_end(tmp_path):
+    earlier = module_source().replace("reader_meta=None", "reader_meta")  # it required a reader's metadata
+    (tmp_path / "dali_torch_loader.py").write_text(earlier)
+    (tmp_path / "by_sources.py").write_text((FIXTURES / "migrate" / "source_epochs.input.py").read_text())
+    (tmp_path / "by_reader.py").write_text(TRAINING.read_text())
+    before = (tmp_path / "by_sources.py").read_bytes()
+    result = _migrate(str(tmp_path))
+    assert result.exit_code == 2, result.output
+    assert "written by an older dali-migrate" in result.output
+    assert (tmp_path / "by_sources.py").read_bytes() == before
+    assert "from dali_torch_loader import DALITorchLoader\n" in (tmp_path / "by_reader.py").read_text()
+    assert (tmp_path / "dali_torch_loader.py").read_text() == earlier

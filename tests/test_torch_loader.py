@@ -5,11 +5,13 @@ import glob
 import itertools
 import os
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 ndd = pytest.importorskip("nvidia.dali.experimental.dynamic")
-from nvidia.dali import fn, pipeline_def  # noqa: E402
+from nvidia.dali import fn, pipeline_def, types  # noqa: E402
+from nvidia.dali.types import SampleInfo  # noqa: E402
 from nvidia.dali.plugin.pytorch import DALIGenericIterator, LastBatchPolicy  # noqa: E402
 
 from dali_migrate.migrate import torch_loader  # noqa: E402
@@ -95,3 +97,80 @@ def test_without_reset_a_finished_epoch_stays_finished_until_a_new_loop():
         second = [d[0]["label"].ravel().tolist() for d in loader]  # __iter__ starts the next epoch
         assert (len(first), len(second)) == (3, 3)
         assert second[0] == [1, 2, 3, 4]
+
+
+class EpochSource:
+    """Per-sample source whose epochs end with StopIteration: `stop` samples, counted by
+    iteration or by sample, so that an epoch may end inside a batch."""
+
+    def __init__(self, stop, by_sample):
+        self.stop, self.by_sample = stop, by_sample
+
+    def __call__(self, info):
+        if (info.idx_in_epoch if self.by_sample else info.iteration * 4) >= self.stop:
+            raise StopIteration
+        return np.array([info.idx_in_epoch, info.epoch_idx], dtype=np.int32)
+
+
+def dali_source_iterator(source, auto_reset):
+    @pipeline_def(batch_size=4, num_threads=1, device_id=None)
+    def samples():
+        return fn.external_source(source=source, batch=False, dtype=types.INT32)
+
+    return DALIGenericIterator(samples(), ["x"], auto_reset=auto_reset)
+
+
+def source_epochs(source):
+    """What the migrated generator of such a pipeline yields: None where the source ended an epoch."""
+    epoch_idx = 0
+    while True:
+        iteration = 0
+        while True:
+            try:
+                x = ndd.batch([source(SampleInfo(iteration * 4 + index, index, iteration, epoch_idx))
+                               for index in range(4)], dtype=types.INT32)
+            except StopIteration:
+                break
+            yield (x,)
+            iteration += 1
+        yield None
+        epoch_idx += 1
+
+
+def source_loader(source, auto_reset):
+    return DALITorchLoader(source_epochs(source), ["x"], 4, auto_reset=auto_reset)
+
+
+def steps_with_breaks_and_resets(loader, leave_epochs=True):
+    """Whole epochs, an epoch left after one step, a reset() before and after an end, next() past
+    an end: what DALI's iterator without `reader_name` does with each."""
+    def rows(limit=None):
+        return [d[0]["x"].tolist() for d in itertools.islice(loader, limit)]
+
+    seen = [len(loader), rows(), rows()]
+    if not leave_epochs:
+        return seen + [rows()]
+    seen.append(rows(1))
+    loader.reset()  # in the middle of an epoch: ignored
+    seen.append(rows())
+    try:
+        seen.append(next(loader)[0]["x"].tolist())
+    except StopIteration:
+        seen.append("stop")
+    loader.reset()
+    seen += [rows(), rows()]
+    return seen
+
+
+# A source that ends inside a batch: DALI drops the incomplete batch, as the loader does. DALI
+# reads ahead to such an end, and a new loop or a reset() in the middle of that epoch then starts
+# the next epoch after the batches it holds; the loader goes on with the epoch instead.
+@pytest.mark.parametrize("stop,by_sample", [(12, False), (10, True)])
+@pytest.mark.parametrize("auto_reset", [False, True])
+def test_epochs_the_sources_end_are_dali_iterators_without_reader_name(stop, by_sample, auto_reset):
+    def steps(loader):
+        return steps_with_breaks_and_resets(loader, leave_epochs=not by_sample)
+
+    expected = steps(dali_source_iterator(EpochSource(stop, by_sample), auto_reset))
+    assert steps(source_loader(EpochSource(stop, by_sample), auto_reset)) == expected
+    assert [len(epoch) for epoch in expected[1:3]] == [stop // 4] * 2

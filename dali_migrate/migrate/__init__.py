@@ -55,6 +55,7 @@ class MigrationResult:
     imports_loader: bool = False  # the module now imports DALITorchLoader from ``loader_import``
     # functions of other modules that outputs of migrated pipelines are passed to
     helper_requests: list[HelperRequest] = field(default_factory=list)
+    loader_ends_at_sources: bool = False  # some DALITorchLoader it makes has no reader_meta
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ class Migrator(Transformer):
         names = GeneratorNames(self.ndd_alias, unique_name("reader", taken), unique_name("rng", taken), {},
                                unique_name("iteration", taken), holders,
                                [unique_name("reader", taken) for _ in plan.readers[1:]],
-                               unique_name("context", taken), unique_name("outputs", taken))
+                               unique_name("context", taken), unique_name("outputs", taken),
+                               unique_name("epoch_idx", taken))
         for call in plan.random_calls:
             if any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
                 names.op_rngs[id(call.node)] = unique_name(f"{call.op.fn.split('.')[-1]}_rng", taken)
@@ -418,5 +420,6 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                            _exported(module, facts, own),
                            {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable},
                            {p.graph.name: pipeline_safety(p) for p in own},
-                           bool(reader_meta.loaders and loader_import), _helper_requests(module, facts, own))
+                           bool(reader_meta.loaders and loader_import), _helper_requests(module, facts, own),
+                           loader_ends_at_sources=bool(reader_meta.epoch_end_calls))
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts
 from ..imports import IMPORT_TYPES
-from ..values import READER_META_FLAG
+from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from .checkpointing import CheckpointRewrites
 from .ops import append_keyword, without_keywords
 from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
@@ -78,12 +78,14 @@ class CallSiteRewrites:
             return self.reader_meta.lookups[key]
         if key in self.run_calls:
             return _call(cst.Name("next"), updated.func.value)
-        if key in self.factory_dropped_args or key in self.reader_meta.flagged_calls:
+        flags = [(READER_META_FLAG, self.reader_meta.flagged_calls), (EPOCH_ENDS_FLAG, self.reader_meta.epoch_end_calls)]
+        if key in self.factory_dropped_args or any(key in calls for _, calls in flags):
             args = without_keywords(updated.args, self.factory_dropped_args.get(key, set()))
             if key in self.checkpoints.factory_args:
                 args = append_keyword(args, "checkpoint", self.checkpoints.factory_args[key])
-            if key in self.reader_meta.flagged_calls:
-                args = append_keyword(args, READER_META_FLAG, cst.Name("True"))
+            for flag, calls in flags:
+                if key in calls:
+                    args = append_keyword(args, flag, cst.Name("True"))
             return updated.with_changes(args=args)
         method = self.output_uses.get(key)
         if method is None:

@@ -201,16 +201,16 @@ def _assign(name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
 
 
 def _data_expression(plan: SourcePlan, callee: cst.BaseExpression, batch_size: str,
-                     iteration: str) -> cst.BaseExpression:
+                     iteration: str, epoch: str) -> cst.BaseExpression:
     if plan.kind == "iterator":
         return cst.Call(func=cst.Name("next"), args=[cst.Arg(callee)])
     if plan.kind == "sample":
-        info = f"SampleInfo({iteration} * {batch_size} + index, index, {iteration}, 0)"
+        info = f"SampleInfo({iteration} * {batch_size} + index, index, {iteration}, {epoch})"
         sample = cst.Call(func=callee, args=[cst.Arg(cst.parse_expression(info))])
         return cst.ListComp(elt=sample, for_in=cst.CompFor(
             target=cst.Name("index"), iter=cst.parse_expression(f"range({batch_size})")))
     argument = {"": [], "index": [cst.Arg(cst.Name(iteration))],
-                "batch_info": [cst.Arg(cst.parse_expression(f"BatchInfo({iteration}, 0)"))]}[plan.argument]
+                "batch_info": [cst.Arg(cst.parse_expression(f"BatchInfo({iteration}, {epoch})"))]}[plan.argument]
     return cst.Call(func=callee, args=argument)
 
 
@@ -233,11 +233,12 @@ def _per_output(plan: SourcePlan, data: cst.BaseExpression, batch: cst.BaseExpre
 
 
 def migrated_statement(plan: SourcePlan, line: cst.SimpleStatementLine, ndd: str, holder: str | None,
-                       batch_size: str, iteration: str) -> cst.Try:
-    """``target = fn.external_source(...)`` -> ``try: target = ndd.batch(...) except StopIteration: return``."""
+                       batch_size: str, iteration: str, epoch: str | None = None) -> cst.Try:
+    """``target = fn.external_source(...)`` -> ``try: target = ndd.batch(...) except StopIteration: return``;
+    with ``epoch`` (the variable counting epochs), ``break`` ends the epoch instead of the stream."""
     assign: cst.Assign = line.body[0]
     callee = cst.Name(holder) if holder else plan.source
-    data = _data_expression(plan, callee, batch_size, iteration)
+    data = _data_expression(plan, callee, batch_size, iteration, epoch or "0")
     batch = cst.parse_expression(f"{ndd}.batch")
     kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in plan.kept]
     if plan.num_outputs is None:
@@ -250,6 +251,7 @@ def migrated_statement(plan: SourcePlan, line: cst.SimpleStatementLine, ndd: str
                    line.with_changes(body=[assign.with_changes(value=value)], leading_lines=[])]
         handler_body = cst.IndentedBlock(body=restart)  # cycle: start the generator again
     else:
-        handler_body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return()])])
+        end = cst.Break() if epoch else cst.Return()
+        handler_body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[end])])
     handler = cst.ExceptHandler(body=handler_body, type=cst.Name("StopIteration"))
     return cst.Try(body=body, handlers=[handler], leading_lines=line.leading_lines)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..imports import dotted_name
-from ..values import READER_META_FLAG
+from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from ..visitors import Transformer, Visitor, walk
 from . import checkpointing
 from . import external_source as sources
@@ -34,6 +34,7 @@ class GeneratorNames:
     more_readers: list[str] = field(default_factory=list)  # names of the second, third... reader
     context: str = "context"  # the pipeline's own ndd.EvalContext
     outputs: str = "outputs"  # what one iteration yields, computed inside the context
+    epoch: str = "epoch_idx"  # counts the epochs the sources end (PipelinePlan.marks_epoch_ends)
 
 
 def statement(code: str) -> cst.BaseStatement:
@@ -58,6 +59,8 @@ def migrated_parameters(plan: PipelinePlan, params: cst.Parameters) -> cst.Param
         new.append(_kwonly_param("checkpoint", cst.Name("None")))
     if plan.yields_reader_meta:
         new.append(_kwonly_param(READER_META_FLAG, cst.Name("False")))
+    if plan.marks_epoch_ends:
+        new.append(_kwonly_param(EPOCH_ENDS_FLAG, cst.Name("False")))
     kwonly = [*params.kwonly_params, *new]
     star = params.star_arg
     if isinstance(star, cst.MaybeSentinel) or star is None:
@@ -159,13 +162,14 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
             seed = next(a.value for a in call.node.args if a.keyword and a.keyword.value == "seed")
             setup.append(_with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed))
     offset = len(docstring)
+    epoch = names.epoch if plan.marks_epoch_ends else None
     for source in plan.sources:  # before the reader leaves the body: indices are the original's
         holder = names.source_holders.get(id(source.call.node))
         setup += sources.setup_statements(source, holder)
         position = source.statement_index - offset
         body[position] = sources.migrated_statement(source, body[position], names.ndd, holder, "batch_size",
-                                                    names.iteration)
-    if sources.uses_iteration(plan.sources):
+                                                    names.iteration, epoch)
+    if sources.uses_iteration(plan.sources) and not epoch:
         setup.append(statement(f"{names.iteration} = 0"))
     targets = []
     reader_names = [names.reader, *names.more_readers]
@@ -211,6 +215,9 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         loop = _zipped_loop(targets, reader_names, body)
     else:
         loop = _loop(targets[0] if targets else None, names, "batch_size", body, plan.capture)
+    if epoch:
+        setup.append(statement(f"{epoch} = 0"))
+        loop = _epochs(loop, names, sources.uses_iteration(plan.sources))
     if plan.yields_reader_meta:
         setup.append(_metadata_first(plan, reader_names))
     statements = [*setup, loop]
@@ -218,6 +225,18 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         params=migrated_parameters(plan, updated.params),
         body=updated.body.with_changes(body=[*docstring, *statements]),
     )
+
+
+def _epochs(stream: cst.BaseStatement, names: GeneratorNames, counts_iterations: bool) -> cst.While:
+    """Where the sources stop, the stream ends; asked for ``mark_epoch_ends``, the generator yields
+    None instead and goes on with their next epoch, as ``pipe.reset()`` did."""
+    restart = [statement(f"{names.iteration} = 0")] if counts_iterations else []
+    after = cst.parse_module(
+        f"if not {EPOCH_ENDS_FLAG}:\n"
+        f"    return\n"
+        f"yield None  # the sources ended an epoch\n"
+        f"{names.epoch} += 1\n").body
+    return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=[*restart, stream, *after]))
 
 
 def _metadata_first(plan: PipelinePlan, reader_names: list[str]) -> cst.BaseStatement:

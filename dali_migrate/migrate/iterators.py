@@ -136,17 +136,20 @@ def _batch_size(plan, factory_call: cst.Call) -> cst.BaseExpression:
     return value
 
 
-def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name: str,
+def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, class_name: str,
                 facts: ModuleFacts) -> cst.Call:
-    """The ``class_name(...)`` call that replaces the iterator call at ``site``."""
+    """The ``class_name(...)`` call that replaces the iterator call at ``site``; without ``meta``
+    (the variable holding the reader's metadata), the pipeline's sources end its epochs."""
     parameters = PARAMETERS.get(site.name)
     if parameters is None:
         guidance = GUIDANCE.get(plugin_name(site.name), "loop over the migrated generator")
         raise NotMigratable(f"no automatic migration: {guidance}")
     bound = _bind(site.node, parameters)
-    outputs = _checked_outputs(plan, bound, parameters)
+    outputs = _checked_outputs(plan, bound, parameters, by_reader=meta is not None)
     policy = _policy(bound, facts)
-    renamed = {"reader_name": keyword_arg("reader_meta", cst.parse_expression(meta))}
+    renamed = {}
+    if meta is not None:
+        renamed["reader_name"] = keyword_arg("reader_meta", cst.parse_expression(meta))
     if policy is not None:
         renamed["last_batch_policy"] = keyword_arg("last_batch_policy", policy)
     if _auto_reset(bound.get("auto_reset")):
@@ -158,7 +161,8 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str, class_name:
     return realigned(loader, bracket_moved([site.node.func], [loader.func]))
 
 
-def _checked_outputs(plan, bound: dict[str, cst.BaseExpression], parameters: list[str]) -> list[str]:
+def _checked_outputs(plan, bound: dict[str, cst.BaseExpression], parameters: list[str],
+                     by_reader: bool = True) -> list[str]:
     """The output names, once what the loader cannot reproduce has raised NotMigratable."""
     if plan.checkpointing:
         raise NotMigratable("checkpointing through the iterator (`loader.checkpoints()`) needs a manual "
@@ -166,6 +170,8 @@ def _checked_outputs(plan, bound: dict[str, cst.BaseExpression], parameters: lis
     outputs = _strings(bound.get("output_map"), "output_map") if "output_map" in parameters else CLASSIFICATION_OUTPUTS
     if _output_count(plan.function) != len(outputs):
         raise NotMigratable(f"the iterator names {len(outputs)} outputs; the pipeline must return as many")
+    if not by_reader:
+        return outputs
     reader_name = _literal(bound.get("reader_name"))
     if reader_name is None:
         raise NotMigratable("without `reader_name=` an epoch ends after `size=` samples or when the source "
@@ -234,7 +240,19 @@ class TorchLoaders:
             return ""
         return name if isinstance(name, str) and len(self.plan.readers) > 1 else ""
 
-    def replace(self, site: Site, factory_call: cst.Call, meta: str) -> cst.BaseExpression:
+    def ends_at_sources(self, site: Site) -> bool:
+        """The iterator's epochs end where the pipeline's sources raise StopIteration: it names
+        no reader and no size, and the pipeline reads only from its external sources."""
+        if site.name not in PARAMETERS or self.plan.readers or not self.plan.sources:
+            return False
+        try:
+            bound = _bind(site.node, PARAMETERS[site.name])
+            fixed = [_literal(bound.get(name)) for name in ("reader_name", "size", "last_batch_padded")]
+        except NotMigratable:
+            return False  # replace() says why
+        return fixed[0] is None and fixed[1] in (None, -1) and fixed[2] in (None, False)
+
+    def replace(self, site: Site, factory_call: cst.Call, meta: str | None) -> cst.BaseExpression:
         try:
             return loader_call(self.plan, site, factory_call, meta, self.class_name, self.facts)
         except NotMigratable as reason:

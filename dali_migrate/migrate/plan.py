@@ -74,6 +74,8 @@ class PipelinePlan:
     helpers: set[str] = field(default_factory=set)  # module functions that build part of the graph
     # its callers read the reader's metadata: the generator yields it first when asked (reader_meta.py)
     yields_reader_meta: bool = False
+    # a loader ends its epochs where the sources stop: the generator can yield None there (iterators.py)
+    marks_epoch_ends: bool = False
     # a legacy subclass (subclass.Subclass) the function was made from: other modules call the class
     subclass: object = None
     capture: bool = False  # its reader's epochs run with next_epoch(capture=True) (Config.capture)

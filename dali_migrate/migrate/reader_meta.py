@@ -26,7 +26,7 @@ from typing import Protocol
 import libcst as cst
 
 
-from ..analysis import ModuleFacts, Site
+from ..analysis import RUN_METHODS, ModuleFacts, Site
 from ..imports import dotted_name
 from .names import scope_names
 from .ops import bracket_moved, reader_constructor, realigned
@@ -47,6 +47,7 @@ class ReaderMetaRewrites:
     lookups: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(method call)
     loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
     flagged_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets yield_reader_meta=True
+    epoch_end_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets mark_epoch_ends=True
 
     @classmethod
     def merged(cls, parts: list[ReaderMetaRewrites]) -> ReaderMetaRewrites:
@@ -57,6 +58,7 @@ class ReaderMetaRewrites:
             whole.lookups.update(part.lookups)
             whole.loaders += part.loaders
             whole.flagged_calls |= part.flagged_calls
+            whole.epoch_end_calls |= part.epoch_end_calls
         return whole
 
 
@@ -67,6 +69,9 @@ class Loaders(Protocol):
 
     def reader_name(self, site: Site) -> str:
         """The reader whose epochs the iterator counts ("" when it is the pipeline's only one)."""
+
+    def ends_at_sources(self, site: Site) -> bool:
+        """The iterator's epochs end where the pipeline's external sources stop."""
 
     def replace(self, site: Site, factory_call: cst.Call, meta: str) -> cst.BaseExpression: ...
 
@@ -191,6 +196,9 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
             factory_call = factory_in_scope(factory_statements.get(var, []), site, places, var, plan)
             if factory_call is None:
                 continue  # there, `var` holds another pipeline, whose plan takes the site
+            if site in loader_sites and loaders.ends_at_sources(site):
+                _epochs_from_sources(plan, site, factory_call, rewrites, loaders, facts, var)
+                continue
             if site in loader_sites:
                 readers = [loaders.reader_name(site)]
             else:
@@ -210,6 +218,21 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 if meta not in after:  # one lookup per reader, however often it is asked
                     after[meta] = _meta_statement(plan, _named_readers(plan)[name], factory_call, meta, facts, ndd_alias)
     return rewrites
+
+
+def _epochs_from_sources(plan, site: Site, factory_call: cst.Call, rewrites: ReaderMetaRewrites, loaders,
+                         facts: ModuleFacts, var: str) -> None:
+    """``var = graph(..., mark_epoch_ends=True)``: the generator yields None where its sources
+    end an epoch, and the loader ends the epoch there."""
+    if plan.imported:
+        raise NotMigratable("the iterator's epochs end where the pipeline's sources stop, and the pipeline "
+                            "is migrated in its own module without knowing that")
+    if any(s.name == var for s in facts.pipeline_method_sites(RUN_METHODS)):
+        raise NotMigratable(f"`{var}` is also run by hand: the iterator's epochs end where its sources stop")
+    rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, None)
+    rewrites.loaders.append(site)
+    plan.marks_epoch_ends = True
+    rewrites.epoch_end_calls.add(id(factory_call))
 
 
 def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[str], factory_call: cst.Call,

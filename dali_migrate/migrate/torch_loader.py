@@ -21,9 +21,11 @@ class DALITorchLoader:
     """Epochs of a migrated DALI pipeline as PyTorch tensors, batch for batch what
     `DALIGenericIterator(pipe, output_map, reader_name=...)` gave: `[{name: tensor}]` per step,
     the same steps per epoch and the same last-batch policy ("fill", "partial" or "drop").
+    Without `reader_meta`, the pipeline's sources end each epoch, as DALI's iterator without
+    `reader_name` did: `batches` yields None where they raised StopIteration.
     Written by dali-migrate; one copy can serve every module that needs it."""
 
-    def __init__(self, batches, output_map, batch_size, reader_meta, last_batch_policy="fill",
+    def __init__(self, batches, output_map, batch_size, reader_meta=None, last_batch_policy="fill",
                  auto_reset=False):
         self.batches = batches
         self.output_map = list(output_map)
@@ -32,6 +34,11 @@ class DALITorchLoader:
         last_batch_policy = str(getattr(last_batch_policy, "name", last_batch_policy)).lower()
         self.last_batch_policy = last_batch_policy
         self.auto_reset = auto_reset
+        self.counter = 0
+        self.epoch_over = False
+        if reader_meta is None:
+            self.size = -1  # epochs end where the sources say, of any length
+            return
         total, shards = reader_meta["epoch_size"], reader_meta["number_of_shards"]
         self.padded = bool(reader_meta["pad_last_batch"])
         self.stick_to_shard = bool(reader_meta["stick_to_shard"])
@@ -40,7 +47,6 @@ class DALITorchLoader:
         self.first_shard_sizes = [(i + 1) * total // shards - i * total // shards for i in range(shards)]
         self.shard_sizes = list(self.first_shard_sizes)
         self.read_ahead = [0] * shards  # "fill" without padding: samples read of the next epoch
-        self.counter = 0
         if last_batch_policy == "drop":
             self.size = total // shards
         elif self.padded:
@@ -56,16 +62,21 @@ class DALITorchLoader:
         return -(-samples // self.batch_size) * self.batch_size
 
     def __len__(self):
+        if self.size < 0:
+            return 0  # as DALI's iterator without a reader or a size
         if self.last_batch_policy == "drop":
             return self.size // self.batch_size
         return -(-self.size // self.batch_size)
 
     def __iter__(self):
-        if self.counter != 0:  # a new `for` loop starts the next epoch once this one is over
+        # a new `for` loop starts the next epoch once this one is over
+        if self.counter != 0 or self.epoch_over:
             self.reset()
         return self
 
     def __next__(self):
+        if self.size < 0:
+            return self._next_from_sources()
         if self.counter >= self.size:
             self._end_epoch()
         outputs = next(self.batches)
@@ -79,6 +90,13 @@ class DALITorchLoader:
                 tensors = [tensor[:left] for tensor in tensors]
         return [dict(zip(self.output_map, tensors))]
 
+    def _next_from_sources(self):
+        outputs = None if self.epoch_over else next(self.batches)
+        if outputs is None:
+            self.epoch_over = True
+            self._end_epoch()
+        return [dict(zip(self.output_map, [output.torch() for output in outputs]))]
+
     def _past_a_shard_end(self, counter):
         return any(ahead + counter > size for ahead, size in zip(self.read_ahead, self.shard_sizes))
 
@@ -89,6 +107,9 @@ class DALITorchLoader:
 
     def reset(self):
         """Starts the next epoch; ignored before the end of an epoch, as DALI did."""
+        if self.size < 0:
+            self.epoch_over = False  # the sources' next epoch follows their None
+            return
         one_more = self.counter + self.batch_size
         if self.last_batch_policy == "drop" and self.size > self.counter and self._past_a_shard_end(one_more):
             next(self.batches)  # the incomplete last batch, which the pipeline still produced

@@ -30,6 +30,7 @@ import libcst as cst
 from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
+from .names import all_params, scope_names, target_names
 from .ops import NotALiteral, keyword_values, literal_value
 
 KEPT_ARGS = ("layout", "dtype", "device")
@@ -54,6 +55,15 @@ class SourcePlan:
     cycle: bool
     kept: list[cst.Arg] = field(default_factory=list)
     iterable: bool = False  # iterated as it is (``iter(source)``), not called first
+    binding_index: int | None = None  # the graph's ``source = Class(...)`` statement, if it made it
+    binding: cst.Assign | None = None
+
+    def made_from(self) -> cst.BaseExpression | None:
+        """What the migrated generator evaluates once to make the source: ``Class(...)``, given
+        inline or bound to a name in the graph (None: a function or object of the module)."""
+        if isinstance(self.source, cst.Call):
+            return self.source
+        return self.binding.value if self.binding is not None else None
 
 
 def _literal(node: cst.BaseExpression | None):
@@ -102,10 +112,14 @@ def _methods(source: cst.BaseExpression, facts: ModuleFacts) -> dict[str, cst.Fu
     return {}
 
 
-def _source_kind(source: cst.BaseExpression, facts: ModuleFacts) -> tuple[str, int]:
+def _source_kind(source: cst.BaseExpression, facts: ModuleFacts,
+                 binding: cst.Assign | None = None) -> tuple[str, int]:
     """("function", positional params) | ("generator", 0) | ("instance", params of __call__)
-    | ("iterable", 0): an object pipeline mode iterates with ``iter()`` and ``next()``."""
-    if isinstance(source, cst.Name):
+    | ("iterable", 0): an object pipeline mode iterates with ``iter()`` and ``next()``.
+    ``binding``: the graph's one ``source = Class(...)``, where ``source`` is a name it binds."""
+    if binding is not None:
+        source = binding.value
+    elif isinstance(source, cst.Name):
         functions = facts.module_functions.get(source.value, [])
         if len(functions) == 1:
             if _is_generator_function(functions[0]):
@@ -123,7 +137,44 @@ def _source_kind(source: cst.BaseExpression, facts: ModuleFacts) -> tuple[str, i
                         "class defined at the top of this module")
 
 
-def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts) -> SourcePlan:
+def _graph_binding(source: cst.BaseExpression, graph_body, before: int) -> tuple[int, cst.Assign] | None:
+    """``source``'s one binding in the graph: ``name = Class(...)`` at its top, before ``before``,
+    and nothing else there binds or deletes ``name`` (None: the graph does not bind it)."""
+    if not isinstance(source, cst.Name):
+        return None
+    binders = [i for i, statement in enumerate(graph_body) if source.value in _bound_or_deleted(statement)]
+    if not binders:
+        return None
+    index = binders[0]
+    statement = graph_body[index]
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if (len(binders) > 1 or index >= before or not isinstance(assign, cst.Assign) or len(assign.targets) != 1
+            or not isinstance(assign.targets[0].target, cst.Name) or not isinstance(assign.value, cst.Call)):
+        raise NotMigratable(f"`{source.value}` must be bound once, as `{source.value} = SourceClass(...)` at the "
+                            "top of the graph, before the external_source")
+    return index, assign
+
+
+def _bound_or_deleted(statement: cst.BaseStatement) -> set[str]:
+    names = scope_names([statement])
+    deleted = {n.value for d in _deletes(statement) for n in target_names(d.target)}
+    return names.bound | deleted
+
+
+def _deletes(statement: cst.BaseStatement) -> list[cst.Del]:
+    found: list[cst.Del] = []
+
+    class Deletes(Visitor):
+        def visit_Del(self, node: cst.Del) -> None:
+            found.append(node)
+
+    walk(statement, Deletes())
+    return found
+
+
+def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts,
+                graph: cst.FunctionDef | None = None) -> SourcePlan:
+    """``graph``: the graph function (``statement_index`` counts its top-level statements)."""
     if statement_index is None:
         raise NotMigratable("assign the external_source to a name at the top of the graph")
     keywords = keyword_values(call.node)
@@ -141,13 +192,19 @@ def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts)
     lists = [keywords[k] for k in KEPT_ARGS if isinstance(keywords.get(k), (cst.List, cst.Tuple))]
     if lists and (num_outputs is None or any(len(value.elements) != num_outputs for value in lists)):
         raise NotMigratable("give one `layout`/`dtype` per output, and `num_outputs`")
-    kind, params = _source_kind(source, facts)
+    if graph is not None and isinstance(source, cst.Name) and source.value in {
+            p.name.value for p in all_params(graph.params)}:
+        raise NotMigratable(f"the source is the graph's parameter `{source.value}`: what it is (a function, "
+                            "a generator, an iterable) is known only where the pipeline is called")
+    binding = _graph_binding(source, graph.body.body if graph is not None else (), statement_index)
+    kind, params = _source_kind(source, facts, binding[1] if binding else None)
     kept = [a for a in call.node.args if a.keyword is not None and a.keyword.value in KEPT_ARGS]
+    bound = {"binding_index": binding[0], "binding": binding[1]} if binding else {}
     if kind in ("generator", "iterable"):
         if cycle not in (None, False, "no", True, "quiet"):
             raise NotMigratable(f"`cycle={cycle!r}` needs a manual migration")
         return SourcePlan(call, statement_index, "iterator", source, "", num_outputs,
-                          cycle in (True, "quiet"), kept, iterable=kind == "iterable")
+                          cycle in (True, "quiet"), kept, iterable=kind == "iterable", **bound)
     if cycle not in (None, False, "no"):
         raise NotMigratable("`cycle=` on a callable source")
     if params > 1:
@@ -155,9 +212,9 @@ def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts)
     if batch is False:
         if params != 1:
             raise NotMigratable("a per-sample source must take the SampleInfo argument")
-        return SourcePlan(call, statement_index, "sample", source, "sample_info", num_outputs, False, kept)
+        return SourcePlan(call, statement_index, "sample", source, "sample_info", num_outputs, False, kept, **bound)
     argument = ("batch_info" if batch_info else "index") if params == 1 else ""
-    return SourcePlan(call, statement_index, "batch", source, argument, num_outputs, False, kept)
+    return SourcePlan(call, statement_index, "batch", source, argument, num_outputs, False, kept, **bound)
 
 
 def uses_iteration(plans: list[SourcePlan]) -> bool:
@@ -205,10 +262,12 @@ def _data_expression(plan: SourcePlan, callee: cst.BaseExpression, batch_size: s
     if plan.kind == "iterator":
         return cst.Call(func=cst.Name("next"), args=[cst.Arg(callee)])
     if plan.kind == "sample":
-        info = f"SampleInfo({iteration} * {batch_size} + index, index, {iteration}, {epoch})"
+        # the comprehension's own name must not hide the source (the other names are the generator's)
+        index = "sample_index" if isinstance(callee, cst.Name) and callee.value == "index" else "index"
+        info = f"SampleInfo({iteration} * {batch_size} + {index}, {index}, {iteration}, {epoch})"
         sample = cst.Call(func=callee, args=[cst.Arg(cst.parse_expression(info))])
         return cst.ListComp(elt=sample, for_in=cst.CompFor(
-            target=cst.Name("index"), iter=cst.parse_expression(f"range({batch_size})")))
+            target=cst.Name(index), iter=cst.parse_expression(f"range({batch_size})")))
     argument = {"": [], "index": [cst.Arg(cst.Name(iteration))],
                 "batch_info": [cst.Arg(cst.parse_expression(f"BatchInfo({iteration}, {epoch})"))]}[plan.argument]
     return cst.Call(func=callee, args=argument)

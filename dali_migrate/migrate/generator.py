@@ -163,10 +163,11 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
             setup.append(_with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed))
     offset = len(docstring)
     epoch = names.epoch if plan.marks_epoch_ends else None
+    made_once: list[tuple[int, cst.BaseStatement]] = []  # body position -> what makes a source
     for source in plan.sources:  # before the reader leaves the body: indices are the original's
         holder = names.source_holders.get(id(source.call.node))
-        setup += sources.setup_statements(source, holder)
         position = source.statement_index - offset
+        made_once += [(position, made) for made in sources.setup_statements(source, holder)]
         body[position] = sources.migrated_statement(source, body[position], names.ndd, holder, "batch_size",
                                                     names.iteration, epoch)
     if sources.uses_iteration(plan.sources) and not epoch:
@@ -197,7 +198,10 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
              if id(s) in replacements or position in {src.statement_index - offset for src in plan.sources}}
     once = _runs_once([s for _, s in rest], stays, names.ndd,
                       {n.value for t in targets for n in target_names(t)})
-    before_loop = sorted([*readers_at.items(), *(rest[k] for k in once)], key=lambda item: item[0])
+    _check_sources_made_once(plan, [s for k, (_, s) in enumerate(rest) if k not in once], offset,
+                             {rest[k][0] for k in once})
+    # a source is made where the graph made it: after the statements that compute its arguments
+    before_loop = sorted([*readers_at.items(), *(rest[k] for k in once), *made_once], key=lambda item: item[0])
     setup += [s for _, s in before_loop]
     body = [new for k, (_, s) in enumerate(rest) if k not in once for new in replacements.get(id(s), [s])]
     if plan.checkpointing:
@@ -225,6 +229,20 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         params=migrated_parameters(plan, updated.params),
         body=updated.body.with_changes(body=[*docstring, *statements]),
     )
+
+
+def _check_sources_made_once(plan: PipelinePlan, in_loop: list[cst.BaseStatement], offset: int,
+                             once_positions: set[int]) -> None:
+    """The plan made sure (plan._check_source_setup) that what makes each source is not computed
+    per batch; a generator that would do otherwise is a bug here, not code to write."""
+    bound_in_loop = scope_names(in_loop).bound
+    for source in plan.sources:
+        made_from = source.made_from()
+        if made_from is None:
+            continue
+        moved = source.binding_index is None or source.binding_index - offset in once_positions
+        if not moved or scope_names([made_from]).loaded & bound_in_loop:
+            raise AssertionError(f"the source of `{plan.graph.name}` would be made in the loop, per batch")
 
 
 def _epochs(stream: cst.BaseStatement, names: GeneratorNames, counts_iterations: bool) -> cst.While:

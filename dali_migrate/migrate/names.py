@@ -103,6 +103,10 @@ def target_names(target: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
+def all_params(params: cst.Parameters) -> list[cst.Param]:
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
 def scope_names(nodes) -> ScopeNames:
     names = ScopeNames()
     for node in nodes:

@@ -19,6 +19,7 @@ from ..rules.dm012_python_source import PYTHON_OPS
 from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
+from .names import all_params, scope_names
 from .ops import is_true, keyword_values
 from .places import node_ids
 
@@ -116,6 +117,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_serialized(plan, facts)
     _check_calls(plan, facts)
     _check_body(plan)
+    _check_source_setup(plan)
     _check_conditionals(plan, keywords)
     _check_device_variables(plan)
     _check_call_sites(plan, facts, strays)
@@ -195,7 +197,7 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
         elif op.fn == "external_source":
             index = _top_level_assignment_index(plan.function.body.body, call.node)
             try:
-                plan.sources.append(plan_source(call, index, facts))
+                plan.sources.append(plan_source(call, index, facts, plan.function))
             except NotMigratable as reason:
                 plan.block("DM012", call.node, f"`fn.external_source`: {reason}")
         elif op.fn == "python_function":
@@ -344,8 +346,50 @@ def _check_conditionals(plan: PipelinePlan, keywords: dict) -> None:
                    "`if` on a DataNode without `enable_conditionals=True` fails in pipeline mode")
 
 
-def all_params(params: cst.Parameters) -> list[cst.Param]:
-    return [*params.posonly_params, *params.params, *params.kwonly_params]
+def _check_source_setup(plan: PipelinePlan) -> None:
+    """A source object is made once, before the generator's loop, as the graph made it once:
+    what makes it must not be computed from data, which the migrated loop computes per batch."""
+    body = list(plan.function.body.body)
+    data_statements = _statements_with_data(plan, body)
+    for source in plan.sources:
+        made_from = source.made_from()
+        if made_from is None:
+            continue
+        before = source.binding_index if source.binding_index is not None else source.statement_index
+        name = _name_from_data(made_from, body[:before], data_statements)
+        if name is not None:
+            plan.block("DM012", source.call.node, f"`fn.external_source`: the source is made from `{name}`, "
+                                                  "which the graph computes from its data, inside a block or "
+                                                  "after the external_source: make the source from parameters "
+                                                  "and plain statements before it")
+
+
+def _statements_with_data(plan: PipelinePlan, body: list[cst.BaseStatement]) -> set[int]:
+    """Top-level statements of the graph that call an operator or leave it (return, yield)."""
+    operator_calls = {id(call.node) for call in plan.calls}
+    return {index for index, statement in enumerate(body)
+            if operator_calls & node_ids(statement) or scope_names([statement]).escapes}
+
+
+def _name_from_data(expression: cst.BaseExpression, earlier: list[cst.BaseStatement],
+                    data_statements: set[int]) -> str | None:
+    """A name ``expression`` reads, directly or through the ``earlier`` statements that bind
+    what it reads, that a data statement (or a statement nested in a block) binds; None when
+    every name comes from the function's parameters, the module or plain top-level statements."""
+    bound = [scope_names([statement]).bound for statement in earlier]
+    pending, seen = list(scope_names([expression]).loaded), set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for index, statement in enumerate(earlier):
+            if name not in bound[index]:
+                continue
+            if index in data_statements or not isinstance(statement, cst.SimpleStatementLine):
+                return name
+            pending += scope_names([statement]).loaded
+    return None
 
 
 def _returned_outputs(value: cst.BaseExpression, graph: Graph) -> str | None:

@@ -44,7 +44,10 @@ class PythonSource(Rule):
     pipeline mode did (nothing, the iteration index, `BatchInfo`, or `SampleInfo` per sample,
     as its signature and `batch`/`batch_info` ask), iterates a generator (restarting it for
     `cycle=True`), keeps `layout`/`dtype`/`device`, and ends where the source raises
-    `StopIteration`, as `run()` did. `parallel=` only spread the calls over processes: the
+    `StopIteration`, as `run()` did. A source object the graph makes (`source = Windows(files)`
+    at its top, or inline) is made once, before the loop, after the plain statements that
+    compute its arguments; one made from data, inside a block, bound twice, or passed in as a
+    pipeline parameter keeps the pipeline. `parallel=` only spread the calls over processes: the
     data is the same. `fn.python_function` becomes a comprehension that calls the function on
     each sample as a NumPy array (with `batch_processing=True`: once, on lists of them), batched
     with `ndd.batch`, one Batch per output (bit for bit). Other sources, `cycle="raise"`,

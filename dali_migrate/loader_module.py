@@ -62,20 +62,20 @@ def _top_package(folder: Path) -> Path | None:
     return folder if folder.name.isidentifier() else None
 
 
-def is_loader_module(path: Path, class_name: str) -> bool:
-    """``path`` defines ``class_name`` (a loader module written before, or the user's own)."""
+def existing_loader(path: Path) -> bytes | None:
+    """The text of the module at ``path`` (None: there is no regular file to read)."""
     try:
-        data = read_regular(path)
+        return read_regular(path)
     except OSError:  # NotRegularFile too
-        return False
-    return re.search(rb"^class\s+" + re.escape(class_name.encode()) + rb"\b", data, re.MULTILINE) is not None
+        return None
 
 
-def ends_epochs_at_sources(path: Path) -> bool:
-    """The loader at ``path`` runs without ``reader_meta`` (the ones an earlier dali-migrate
-    wrote could only count a reader's epochs)."""
-    try:
-        data = read_regular(path)
-    except OSError:
-        return False
-    return re.search(rb"\breader_meta\s*=\s*None\b", data) is not None
+def defines_class(text: bytes, class_name: str) -> bool:
+    """The module defines ``class_name`` (a loader module written before, or the user's own)."""
+    return re.search(rb"^class\s+" + re.escape(class_name.encode()) + rb"\b", text, re.MULTILINE) is not None
+
+
+def ends_epochs_at_sources(text: bytes) -> bool:
+    """The loader runs without ``reader_meta`` (the ones an earlier dali-migrate wrote could
+    only count a reader's epochs)."""
+    return re.search(rb"\breader_meta\s*=\s*None\b", text) is not None

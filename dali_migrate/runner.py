@@ -379,14 +379,16 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
     if not users:
         return []
     from .engine import unified_diff
+    from .loader_module import existing_loader
     from .migrate.torch_loader import module_source
 
     units = []
     for file, positions in users.items():
         path = Path(file)
         if path.exists():
+            text = existing_loader(path)  # read once for all its importers
             for position in positions:
-                problem = _existing_loader_problem(path, results[position])
+                problem = _existing_loader_problem(path, text, results[position])
                 if problem:
                     results[position].error, results[position].changed = problem, False
             continue
@@ -398,15 +400,15 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
     return units
 
 
-def _existing_loader_problem(path: Path, result: FileResult) -> str | None:
-    """Why the loader module already at ``path`` cannot serve ``result`` (None: it can)."""
-    from .loader_module import ends_epochs_at_sources, is_loader_module
+def _existing_loader_problem(path: Path, text: bytes | None, result: FileResult) -> str | None:
+    """Why the loader module already at ``path`` (``text``) cannot serve ``result`` (None: it can)."""
+    from .loader_module import defines_class, ends_epochs_at_sources
     from .migrate.torch_loader import CLASS_NAME
 
-    if not is_loader_module(path, CLASS_NAME):
+    if text is None or not defines_class(text, CLASS_NAME):
         return (f"the loader module {_display(path)} exists and does not define {CLASS_NAME}: rename it, "
                 "or name another module with loader-module in [tool.dali-migrate]")
-    if result.loader_ends_at_sources and not ends_epochs_at_sources(path):
+    if result.loader_ends_at_sources and not ends_epochs_at_sources(text):
         return (f"the loader module {_display(path)} was written by an older dali-migrate and cannot end "
                 "epochs where the sources end them (DALIGenericIterator without reader_name): delete it "
                 "and run migrate again to write the current one")

@@ -376,7 +376,7 @@ def _name_from_data(expression: cst.BaseExpression, earlier: list[cst.BaseStatem
     """A name ``expression`` reads, directly or through the ``earlier`` statements that bind
     what it reads, that a data statement (or a statement nested in a block) binds; None when
     every name comes from the function's parameters, the module or plain top-level statements."""
-    bound = [scope_names([statement]).bound for statement in earlier]
+    names = [scope_names([statement]) for statement in earlier]
     pending, seen = list(scope_names([expression]).loaded), set()
     while pending:
         name = pending.pop()
@@ -384,11 +384,11 @@ def _name_from_data(expression: cst.BaseExpression, earlier: list[cst.BaseStatem
             continue
         seen.add(name)
         for index, statement in enumerate(earlier):
-            if name not in bound[index]:
+            if name not in names[index].bound:
                 continue
             if index in data_statements or not isinstance(statement, cst.SimpleStatementLine):
                 return name
-            pending += scope_names([statement]).loaded
+            pending += names[index].loaded
     return None
 
 

@@ -93,6 +93,7 @@ def defined_plans(data: bytes, config: Config, names: set[str]) -> dict[str, obj
     subclasses in the function form they are migrated to (each plan knows its class)."""
     from .engine import SourceError, _analysed_or_error, analyse
     from .migrate.normalize import normalize_with_graphs
+    from .migrate.parameter_sources import resolve_parameter_sources
     from .migrate.plan import find_stray_references, plan_decorated_pipeline
 
     try:
@@ -107,6 +108,7 @@ def defined_plans(data: bytes, config: Config, names: set[str]) -> dict[str, obj
     strays = find_stray_references(analysed.module, analysed.facts)
     plans = [plan_decorated_pipeline(graph, analysed.facts, strays) for graph in analysed.facts.graphs
              if graph.kind == "decorator" and graph.name in names]
+    resolve_parameter_sources(analysed.module, analysed.facts, plans)
     for plan in plans:
         plan.subclass = subclasses.get(plan.graph.name)
     return {plan.graph.name: plan for plan in plans if plan.migratable}

@@ -335,14 +335,15 @@ class ValueModel(ast.NodeVisitor):
             self.value(condition)
 
     def _comprehension_value(self, node) -> Value | None:
+        """A list (or generator) of Batches holds outputs as a tuple of them does:
+        ``images, labels = [ndd.batch(output) for output in zip(*samples)]``."""
         outer = dict(self.env)
         for clause in node.generators:
             self._comprehension(clause)
-        for part in ("elt", "key", "value"):
-            if hasattr(node, part):
-                self.value(getattr(node, part))
+        parts = [self.value(getattr(node, part)) for part in ("elt", "key", "value") if hasattr(node, part)]
         self.env = outer
-        return None
+        element = parts[0] if isinstance(node, (ast.ListComp, ast.GeneratorExp)) else None
+        return Value(OUTPUTS, element.origins) if element is not None and element.kind == BATCH else None
 
     value_ListComp = value_SetComp = value_GeneratorExp = value_DictComp = _comprehension_value
 

@@ -286,3 +286,49 @@ def test_a_legacy_subclass_whose_importer_passes_args_it_cannot_name_is_kept(tmp
     assert "`LabelsPipeline` is used from train.py" in unwrapped_todos((root / "pkg" / "legacy.py").read_text())
     assert "pipe.build()" in (root / "train.py").read_text()
     assert _run(root) == before
+
+
+SOURCES = '''import numpy as np
+from nvidia.dali import fn, pipeline_def
+
+
+class Counter:
+    def __init__(self, offset):
+        self.offset = offset
+
+    def __call__(self, sample_info):
+        return np.array([sample_info.idx_in_epoch + self.offset], dtype=np.int32)
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def counted(source):
+    data = fn.external_source(source, batch=False)
+    return data
+
+
+def preview():
+    pipe = counted(Counter(1))
+    pipe.build()
+    return pipe.run()[0].as_array().ravel().tolist()
+'''
+
+
+@pytest.mark.parametrize("passed, migrates", [
+    ("def tens(sample_info):\n    return np.array([sample_info.idx_in_epoch * 10], dtype=np.int32)\n", True),
+    ("def tens():\n    while True:\n        yield np.array([10], dtype=np.int32)\n", False),
+], ids=["per-sample-like-its-home", "generator"])
+def test_an_importer_must_pass_a_parameter_source_used_as_the_home_module_uses_it(tmp_path, passed, migrates):
+    caller = ("import numpy as np\n\nfrom pkg.pipelines import counted, preview\n\n\n" + passed +
+              "\n\npipe = counted(tens)\npipe.build()\nprint(pipe.run()[0].as_array().ravel().tolist(), preview())\n")
+    root = _project(tmp_path, caller)
+    (root / "pkg" / "pipelines.py").write_text(SOURCES)
+    before = _run(root)
+    results = run_migrate([root], Config(), write=True)
+    assert all(r.error is None for r in results)
+    home = unwrapped_todos((root / "pkg" / "pipelines.py").read_text())
+    assert ("def counted(source, *, batch_size=2, num_threads=1):" in home) is migrates
+    assert ("next(pipe)" in (root / "train.py").read_text()) is migrates
+    if not migrates:
+        assert "`counted` is used from train.py" in home and "would use another way" in home
+        assert (root / "train.py").read_text() == caller
+    assert _run(root) == before

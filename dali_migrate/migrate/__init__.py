@@ -23,6 +23,7 @@ from .names import all_names, unique_name
 from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments
 from .helpers import find_helpers, plan_helpers
 from .places import Places, node_ids
+from .parameter_sources import resolve_parameter_sources
 from .plan import (
     PipelinePlan,
     block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
@@ -380,6 +381,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     strays = find_stray_references(module, facts)
     plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
     plans += [plan_imported_pipeline(plan, local, facts, strays) for local, plan in (imported or {}).items()]
+    resolve_parameter_sources(module, facts, plans)
     _keep_in_pipeline_mode(plans, facts, keep or {})
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"

@@ -23,7 +23,7 @@ on a callable, ``"raise"`` cycling, per-output layouts) keeps its DM012 TODO.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -44,11 +44,25 @@ class NotMigratable(Exception):
     pass
 
 
+PARAMETER = "parameter"
+
+
+@dataclass(frozen=True)
+class SourceArgs:
+    """What an ``external_source`` call asks, whatever its source turns out to be."""
+    source: cst.BaseExpression
+    batch: object
+    batch_info: bool
+    cycle: object
+    num_outputs: int | None
+    kept: tuple[cst.Arg, ...]
+
+
 @dataclass
 class SourcePlan:
     call: DaliCall
     statement_index: int  # in the graph's body
-    kind: str  # "batch" | "sample" | "iterator"
+    kind: str  # "batch" | "sample" | "iterator" | PARAMETER (not known until the callers are)
     source: cst.BaseExpression
     argument: str  # "" | "index" | "batch_info" | "sample_info"
     num_outputs: int | None
@@ -57,6 +71,13 @@ class SourcePlan:
     iterable: bool = False  # iterated as it is (``iter(source)``), not called first
     binding_index: int | None = None  # the graph's ``source = Class(...)`` statement, if it made it
     binding: cst.Assign | None = None
+    # a graph parameter's name: the callers pass the source (``args`` until they are known)
+    parameter: str | None = None
+    args: SourceArgs | None = None
+
+    def used_as(self) -> tuple:
+        """What the generator does with the source: sources alike here are used alike."""
+        return self.kind, self.argument, self.iterable, self.cycle
 
     def made_from(self) -> cst.BaseExpression | None:
         """What the migrated generator evaluates once to make the source: ``Class(...)``, given
@@ -112,8 +133,8 @@ def _methods(source: cst.BaseExpression, facts: ModuleFacts) -> dict[str, cst.Fu
     return {}
 
 
-def _source_kind(source: cst.BaseExpression, facts: ModuleFacts,
-                 binding: cst.Assign | None = None) -> tuple[str, int]:
+def source_kind(source: cst.BaseExpression, facts: ModuleFacts,
+                binding: cst.Assign | None = None) -> tuple[str, int]:
     """("function", positional params) | ("generator", 0) | ("instance", params of __call__)
     | ("iterable", 0): an object pipeline mode iterates with ``iter()`` and ``next()``.
     ``binding``: the graph's one ``source = Class(...)``, where ``source`` is a name it binds."""
@@ -126,8 +147,8 @@ def _source_kind(source: cst.BaseExpression, facts: ModuleFacts,
                 return "generator", 0
             return "function", _positional_count(functions[0])
         values = facts.module_values.get(source.value, [])
-        if len(values) == 1 and "__iter__" in _methods(values[0], facts) and "__call__" not in _methods(values[0], facts):
-            return "iterable", 0
+        if len(values) == 1:
+            source = values[0]  # ``eii = ExternalInputIterator(...)`` at the top of the module
     methods = _methods(source, facts)
     if "__call__" in methods:
         return "instance", _positional_count(methods["__call__"], skip_self=True)
@@ -172,11 +193,7 @@ def _deletes(statement: cst.BaseStatement) -> list[cst.Del]:
     return found
 
 
-def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts,
-                graph: cst.FunctionDef | None = None) -> SourcePlan:
-    """``graph``: the graph function (``statement_index`` counts its top-level statements)."""
-    if statement_index is None:
-        raise NotMigratable("assign the external_source to a name at the top of the graph")
+def _source_args(call: DaliCall) -> SourceArgs:
     keywords = keyword_values(call.node)
     positional = [a.value for a in call.node.args if a.keyword is None]
     source = keywords.get("source", positional[0] if positional else None)
@@ -185,36 +202,82 @@ def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts,
     unknown = set(keywords) - DROPPED_ARGS - set(KEPT_ARGS)
     if unknown:
         raise NotMigratable(f"`{sorted(unknown)[0]}=` has no automatic migration")
-    batch = _literal(keywords.get("batch"))
-    batch_info = _literal(keywords.get("batch_info")) or False
-    cycle = _literal(keywords.get("cycle"))
     num_outputs = _literal(keywords.get("num_outputs"))
     lists = [keywords[k] for k in KEPT_ARGS if isinstance(keywords.get(k), (cst.List, cst.Tuple))]
     if lists and (num_outputs is None or any(len(value.elements) != num_outputs for value in lists)):
         raise NotMigratable("give one `layout`/`dtype` per output, and `num_outputs`")
-    if graph is not None and isinstance(source, cst.Name) and source.value in {
-            p.name.value for p in all_params(graph.params)}:
-        raise NotMigratable(f"the source is the graph's parameter `{source.value}`: what it is (a function, "
-                            "a generator, an iterable) is known only where the pipeline is called")
-    binding = _graph_binding(source, graph.body.body if graph is not None else (), statement_index)
-    kind, params = _source_kind(source, facts, binding[1] if binding else None)
-    kept = [a for a in call.node.args if a.keyword is not None and a.keyword.value in KEPT_ARGS]
+    kept = tuple(a for a in call.node.args if a.keyword is not None and a.keyword.value in KEPT_ARGS)
+    return SourceArgs(source, _literal(keywords.get("batch")), _literal(keywords.get("batch_info")) or False,
+                      _literal(keywords.get("cycle")), num_outputs, kept)
+
+
+def graph_parameter(source: cst.BaseExpression, graph: cst.FunctionDef | None) -> str | None:
+    """The name of the graph's parameter that ``source`` is, if it is one."""
+    if graph is None or not isinstance(source, cst.Name):
+        return None
+    return source.value if source.value in {p.name.value for p in all_params(graph.params)} else None
+
+
+def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts,
+                graph: cst.FunctionDef | None = None) -> SourcePlan:
+    """``graph``: the graph function (``statement_index`` counts its top-level statements). A
+    source that is one of the graph's parameters is planned as ``PARAMETER``: what it is is
+    known only where the pipeline is called (``plan_parameter_source``)."""
+    if statement_index is None:
+        raise NotMigratable("assign the external_source to a name at the top of the graph")
+    args = _source_args(call)
+    parameter = graph_parameter(args.source, graph)
+    if parameter is not None:
+        return SourcePlan(call, statement_index, PARAMETER, args.source, "", args.num_outputs, False,
+                          list(args.kept), parameter=parameter, args=args)
+    binding = _graph_binding(args.source, graph.body.body if graph is not None else (), statement_index)
+    kind, params = source_kind(args.source, facts, binding[1] if binding else None)
     bound = {"binding_index": binding[0], "binding": binding[1]} if binding else {}
+    return _plan_of_kind(call, statement_index, args, kind, params, **bound)
+
+
+def plan_parameter_source(pending: SourcePlan, passed: list[tuple[str, int, str]]) -> SourcePlan:
+    """A parameter source, given what every call of the pipeline passes for it: (kind, params)
+    as ``source_kind`` tells, and the argument as written. They must all be used alike, or the
+    generator could not call them."""
+    plans = [_plan_of_kind(pending.call, pending.statement_index, pending.args, kind, params)
+             for kind, params, _ in passed]
+    if not plans:
+        raise NotMigratable(f"the source is the graph's parameter `{pending.parameter}`, and no call of the "
+                            "pipeline in this module passes it: what it is is known only where it is called")
+    if len({plan.used_as() for plan in plans}) > 1:
+        described = ", ".join(f"`{shown}` ({_described(kind, params)})" for kind, params, shown in passed)
+        raise NotMigratable(f"the calls of the pipeline pass `{pending.parameter}` sources that are used in "
+                            f"different ways: {described}")
+    return replace(plans[0], parameter=pending.parameter, args=pending.args)
+
+
+def _described(kind: str, params: int) -> str:
+    if kind in ("function", "instance"):
+        what = "a function" if kind == "function" else "a callable object"
+        return f"{what} taking {'no argument' if params == 0 else f'{params} argument(s)'}"
+    return {"generator": "a generator function", "iterable": "an iterable object"}[kind]
+
+
+def _plan_of_kind(call: DaliCall, statement_index: int, args: SourceArgs, kind: str, params: int,
+                  **bound) -> SourcePlan:
+    kept = list(args.kept)
     if kind in ("generator", "iterable"):
-        if cycle not in (None, False, "no", True, "quiet"):
-            raise NotMigratable(f"`cycle={cycle!r}` needs a manual migration")
-        return SourcePlan(call, statement_index, "iterator", source, "", num_outputs,
-                          cycle in (True, "quiet"), kept, iterable=kind == "iterable", **bound)
-    if cycle not in (None, False, "no"):
+        if args.cycle not in (None, False, "no", True, "quiet"):
+            raise NotMigratable(f"`cycle={args.cycle!r}` needs a manual migration")
+        return SourcePlan(call, statement_index, "iterator", args.source, "", args.num_outputs,
+                          args.cycle in (True, "quiet"), kept, iterable=kind == "iterable", **bound)
+    if args.cycle not in (None, False, "no"):
         raise NotMigratable("`cycle=` on a callable source")
     if params > 1:
         raise NotMigratable("the source takes more than one argument")
-    if batch is False:
+    if args.batch is False:
         if params != 1:
             raise NotMigratable("a per-sample source must take the SampleInfo argument")
-        return SourcePlan(call, statement_index, "sample", source, "sample_info", num_outputs, False, kept, **bound)
-    argument = ("batch_info" if batch_info else "index") if params == 1 else ""
-    return SourcePlan(call, statement_index, "batch", source, argument, num_outputs, False, kept, **bound)
+        return SourcePlan(call, statement_index, "sample", args.source, "sample_info", args.num_outputs, False,
+                          kept, **bound)
+    argument = ("batch_info" if args.batch_info else "index") if params == 1 else ""
+    return SourcePlan(call, statement_index, "batch", args.source, argument, args.num_outputs, False, kept, **bound)
 
 
 def uses_iteration(plans: list[SourcePlan]) -> bool:

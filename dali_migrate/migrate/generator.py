@@ -165,6 +165,8 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     epoch = names.epoch if plan.marks_epoch_ends else None
     made_once: list[tuple[int, cst.BaseStatement]] = []  # body position -> what makes a source
     for source in plan.sources:  # before the reader leaves the body: indices are the original's
+        if source.kind == sources.PARAMETER:  # parameter_sources.py plans it from the callers, or blocks
+            raise AssertionError(f"the source `{source.parameter}` of `{plan.graph.name}` was never planned")
         holder = names.source_holders.get(id(source.call.node))
         position = source.statement_index - offset
         made_once += [(position, made) for made in sources.setup_statements(source, holder)]

@@ -46,8 +46,12 @@ class PythonSource(Rule):
     `cycle=True`), keeps `layout`/`dtype`/`device`, and ends where the source raises
     `StopIteration`, as `run()` did. A source object the graph makes (`source = Windows(files)`
     at its top, or inline) is made once, before the loop, after the plain statements that
-    compute its arguments; one made from data, inside a block, bound twice, or passed in as a
-    pipeline parameter keeps the pipeline. `parallel=` only spread the calls over processes: the
+    compute its arguments; one made from data, inside a block or bound twice keeps the
+    pipeline. A source the pipeline takes as a parameter (`def pipe(source):`, DALI's parallel
+    external source examples) is used as the calls of the pipeline say: each call must pass a
+    class, function or generator function of the module, inline (`pipe(Windows(files))`) or as
+    a name bound once to one in the calling function or at the top of the module, and all calls
+    one used the same way; otherwise the TODO names the call. `parallel=` only spread the calls over processes: the
     data is the same. `fn.python_function` becomes a comprehension that calls the function on
     each sample as a NumPy array (with `batch_processing=True`: once, on lists of them), batched
     with `ndd.batch`, one Batch per output (bit for bit). Other sources, `cycle="raise"`,

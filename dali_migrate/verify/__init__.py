@@ -48,6 +48,7 @@ class SideResult:
     iterations: list = field(default_factory=list)
     kind: str = ""
     error: str = ""
+    batch_size: int | None = None  # what the side ran with (the module's, where it named one)
 
     def throughput(self, batch_size: int) -> tuple[float, float]:
         if not self.ok or self.seconds <= 0:
@@ -125,8 +126,9 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
         graph = graphs.get(graph_name)
         if graph is None:
             return
-        args = [_code(module, a.value) for a in (call.args if call else []) if a.keyword is None]
-        kwargs = {a.keyword.value: _code(module, a.value) for a in (call.args if call else []) if a.keyword}
+        given = [a.with_changes(value=callers.argument(a.value, call)) for a in (call.args if call else [])]
+        args = [_code(module, a.value) for a in given if a.keyword is None]
+        kwargs = {a.keyword.value: _code(module, a.value) for a in given if a.keyword}
         if harness_args:  # the harness passes these itself
             pipeline_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _HARNESS_CONTROLLED}
         else:  # the call passes them: read, not replaced
@@ -137,6 +139,8 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
 
     def first_call(name: str) -> cst.Call | None:
         return next((c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name), None)
+
+    callers = _CallerLocals(module, facts.pipeline_factory_calls)
 
     for name in graphs:
         if name not in synthesized:
@@ -152,6 +156,29 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
             name = graph.function.name.value
             add(name, "subclass", name, first_call(name), harness_args=False)
     return sites, random_ops
+
+
+class _CallerLocals:
+    """The harness evaluates a call's arguments in the module: a name the calling function
+    binds once (``source = Reader(files)``) is replaced by what it is bound to."""
+
+    def __init__(self, module: cst.Module, calls: list[cst.Call]) -> None:
+        from ..migrate.places import Places
+        from ..visitors import walk
+
+        self.module = module
+        self.places = Places({id(call) for call in calls})
+        walk(module, self.places)
+
+    def argument(self, value: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression:
+        from ..migrate.parameter_sources import ArgumentNotFollowed, binding_in_caller
+
+        if not isinstance(value, cst.Name):
+            return value
+        try:
+            return binding_in_caller(value, call, self.places.scope(call), self.module)
+        except ArgumentNotFollowed:
+            return value
 
 
 # The harness sets these itself on both sides (--batch-size, --device, the aligned seed).
@@ -187,7 +214,7 @@ def _run_side(side: str, path: Path, spec: dict, timeout: float) -> SideResult:
             raw = pickle.load(handle)
     if not raw["ok"]:
         return SideResult(False, kind=raw["kind"], error=f"{raw['stage']}: {raw['error']}")
-    return SideResult(True, raw["seconds"], raw["iterations"])
+    return SideResult(True, raw["seconds"], raw["iterations"], batch_size=raw["batch_size"])
 
 
 @contextmanager
@@ -265,12 +292,14 @@ def _verify_all(names, sites, random_ops, original, migrated, options, cwd: Path
 
 
 def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, options, cwd: Path) -> PipelineReport:
-    batch_size = options.batch_size or options.args.get("batch_size") or _literal(site.batch_size, 1)
+    # a name (``batch_size=batch_size``) is evaluated in the module: a source that makes whole
+    # batches makes them of that size, whatever the harness would ask for
+    batch_size = options.batch_size or options.args.get("batch_size") or _literal(site.batch_size, None)
     seed = options.args.get("seed", _literal(site.seed, 0))
     overrides = {k: v for k, v in options.args.items() if k not in ("seed", "batch_size")}
     spec = {
         "pipeline": name, "kind": site.kind, "call_args": site.args, "call_kwargs": site.kwargs, "overrides": overrides,
-        "batch_size": batch_size, "seed": seed, "iterations": options.iterations,
+        "batch_size": batch_size, "batch_size_code": site.batch_size, "seed": seed, "iterations": options.iterations,
         "device_id": 0 if options.device == "gpu" else None, "align_rng": options.align_rng,
         "random_ops": sorted({op.fn for op in load_op_table().ops if op.random and op.fn}),
         "readers": sorted({op.fn for op in load_op_table().ops if op.is_reader and op.fn}),
@@ -279,7 +308,8 @@ def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, optio
         "cwd": str(cwd),
     }
     left = _run_side("original", original, spec, options.timeout)
-    right = _run_side("migrated", migrated, spec, options.timeout)
+    batch_size = batch_size or left.batch_size or 1
+    right = _run_side("migrated", migrated, {**spec, "batch_size": batch_size}, options.timeout)
     # The harness seeds the pipelines it builds; one built by the module itself (a helper or a
     # module-level graph) without a seed draws different numbers on every run, on both sides.
     seedable = site.kind == "pipeline" or (site.seed not in (None, "None") and _literal(site.seed, None) is not None)

@@ -269,6 +269,16 @@ def classify(error: BaseException) -> str:
     return "error"
 
 
+def _module_batch_size(module, code: str | None) -> int:
+    """The decorator's ``batch_size=`` expression, in the module it was written in (1 where
+    it is not an int there)."""
+    try:
+        value = eval(code, vars(module)) if code else None  # noqa: S307 - the user's own module
+    except Exception:
+        return 1
+    return value if isinstance(value, int) and value > 0 else 1
+
+
 def main(argv: list[str]) -> int:
     spec_path, result_path = argv
     with open(spec_path, encoding="utf-8") as handle:
@@ -279,15 +289,18 @@ def main(argv: list[str]) -> int:
         feeder = None
         if spec["side"] == "original" and spec["align_rng"]:
             # patched before the import: a module-level pipeline is built while importing
-            feeder = RandomStateFeeder(spec["seed"], spec["batch_size"])
+            feeder = RandomStateFeeder(spec["seed"], spec["batch_size"] or 1)
             patch_random_ops(feeder, spec["random_ops"])
             seed_readers(spec["seed"], spec["readers"])
             patch_legacy_ops(feeder, spec["seed"], spec["legacy_ops"])
         module = load_module(spec["path"])
+        spec["batch_size"] = spec["batch_size"] or _module_batch_size(module, spec.get("batch_size_code"))
+        if feeder is not None:
+            feeder.batch_size = spec["batch_size"]
         stage = "run"
         run = run_original if spec["side"] == "original" else run_migrated
         iterations, seconds = run(module, spec, feeder)
-        result = {"ok": True, "iterations": iterations, "seconds": seconds}
+        result = {"ok": True, "iterations": iterations, "seconds": seconds, "batch_size": spec["batch_size"]}
     except BaseException as error:  # report every failure to the parent, with its kind
         result = {"ok": False, "stage": stage, "kind": classify(error),
                   "error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}

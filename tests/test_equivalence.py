@@ -159,3 +159,26 @@ def test_device_id_from_a_variable_runs_in_an_eval_context_on_cpu(tmp_path):
     report = verify_files(source, None, VerifyOptions(iterations=4, rtol=0, atol=0))
     assert report.exit_code == 0, [(p.original.error, p.migrated.error, p.comparison) for p in report.pipelines]
     assert report.pipelines[0].rng_aligned
+
+
+def test_a_parallel_source_whose_workers_are_spawned_is_verified(tmp_path):
+    """Spawned workers unpickle the source by its module's name: the harness's module must be
+    importable there too (DALI's parallel external source examples use ``"spawn"``)."""
+    source = tmp_path / "spawned.py"
+    source.write_text(
+        "import numpy as np\nfrom nvidia.dali import fn, pipeline_def, types\n\n\n"
+        "class Squares:\n    def __call__(self, sample_info):\n"
+        "        if sample_info.iteration >= 3:\n            raise StopIteration\n"
+        "        return np.array([sample_info.idx_in_epoch ** 2], dtype=np.int32)\n\n\n"
+        "@pipeline_def(batch_size=2, num_threads=1, device_id=None, py_num_workers=2, py_start_method='spawn')\n"
+        "def spawned(source):\n"
+        "    data = fn.external_source(source=source, batch=False, parallel=True, dtype=types.INT32)\n"
+        "    return data\n\n\n"
+        "if __name__ == '__main__':\n    pipe = spawned(Squares())\n    pipe.build()\n    print(pipe.run())\n"
+    )
+    report = verify_files(source, None, VerifyOptions(iterations=3, rtol=0, atol=0))
+    assert [p.name for p in report.pipelines] == ["spawned"]
+    pipeline = report.pipelines[0]
+    assert pipeline.original.ok, pipeline.original.error
+    assert report.exit_code == 0
+    assert len(pipeline.original.iterations) == 3

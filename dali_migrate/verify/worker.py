@@ -5,6 +5,7 @@ Usage (internal): python -m dali_migrate.verify.worker SPEC_JSON RESULT_PICKLE
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.util
 import inspect
 import json
@@ -19,12 +20,31 @@ import traceback
 RANDOM_STATE_DRAWS = 7
 
 
+SUBJECT = "dali_migrate_subject"
+SUBJECT_PATH = "DALI_MIGRATE_SUBJECT_PATH"  # the subject's file, for the processes it starts
+
+
+class _SubjectFinder(importlib.abc.MetaPathFinder):
+    """Makes the subject importable by name in processes that DALI's parallel external source
+    starts with ``py_start_method="spawn"``: they unpickle the source as
+    ``dali_migrate_subject.Class``, and load this module first, as their ``__main__``."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == SUBJECT and os.environ.get(SUBJECT_PATH):
+            return importlib.util.spec_from_file_location(name, os.environ[SUBJECT_PATH])
+        return None
+
+
+sys.meta_path.append(_SubjectFinder())
+
+
 def load_module(path: str):
     folder = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, folder)
-    spec = importlib.util.spec_from_file_location("dali_migrate_subject", path)
+    os.environ[SUBJECT_PATH] = os.path.abspath(path)
+    spec = importlib.util.spec_from_file_location(SUBJECT, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["dali_migrate_subject"] = module
+    sys.modules[SUBJECT] = module
     spec.loader.exec_module(module)
     return module
 

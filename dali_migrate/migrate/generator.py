@@ -164,14 +164,18 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     offset = len(docstring)
     epoch = names.epoch if plan.marks_epoch_ends else None
     made_once: list[tuple[int, cst.BaseStatement]] = []  # body position -> what makes a source
+    replacements = dict(replacements or {})
     for source in plan.sources:  # before the reader leaves the body: indices are the original's
         if source.kind == sources.PARAMETER:  # parameter_sources.py plans it from the callers, or blocks
             raise AssertionError(f"the source `{source.parameter}` of `{plan.graph.name}` was never planned")
         holder = names.source_holders.get(id(source.call.node))
         position = source.statement_index - offset
         made_once += [(position, made) for made in sources.setup_statements(source, holder)]
-        body[position] = sources.migrated_statement(source, body[position], names.ndd, holder, "batch_size",
+        line, returned = _source_assignment(body[position], names.outputs)
+        body[position] = sources.migrated_statement(source, line, names.ndd, holder, "batch_size",
                                                     names.iteration, epoch)
+        if returned is not None:  # ``return fn.external_source(...)``: the data, then its return
+            replacements[id(body[position])] = [body[position], returned]
     if sources.uses_iteration(plan.sources) and not epoch:
         setup.append(statement(f"{names.iteration} = 0"))
     targets = []
@@ -194,7 +198,6 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         constructor = realigned(constructor, moved)
         readers_at[index - offset] = line.with_changes(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(name))], value=constructor)])
-    replacements = replacements or {}
     rest = [(position, s) for position, s in enumerate(body) if position not in readers_at]
     stays = {k for k, (position, s) in enumerate(rest)
              if id(s) in replacements or position in {src.statement_index - offset for src in plan.sources}}
@@ -231,6 +234,16 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         params=migrated_parameters(plan, updated.params),
         body=updated.body.with_changes(body=[*docstring, *statements]),
     )
+
+
+def _source_assignment(line: cst.SimpleStatementLine, name: str):
+    """``return fn.external_source(...)`` is ``name = fn.external_source(...)`` then
+    ``return name``; an assignment stays as it is (with no second statement)."""
+    returned = line.body[0]
+    if not isinstance(returned, cst.Return):
+        return line, None
+    assign = cst.Assign([cst.AssignTarget(cst.Name(name))], returned.value)
+    return line.with_changes(body=[assign]), cst.SimpleStatementLine([cst.Return(cst.Name(name))])
 
 
 def _check_sources_made_once(plan: PipelinePlan, in_loop: list[cst.BaseStatement], offset: int,

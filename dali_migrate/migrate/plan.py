@@ -195,7 +195,7 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
         if op is None:
             plan.block("DM015", call.node, f"`{call.qualname}` is not in the op table")
         elif op.fn == "external_source":
-            index = _top_level_assignment_index(plan.function.body.body, call.node)
+            index = _source_statement_index(plan.function.body.body, call.node)
             try:
                 plan.sources.append(plan_source(call, index, facts, plan.function))
             except NotMigratable as reason:
@@ -430,6 +430,16 @@ def _top_level_assignment_index(body, call: cst.Call) -> int | None:
         ):
             return index
     return None
+
+
+def _source_statement_index(body, call: cst.Call) -> int | None:
+    """``target = fn.external_source(...)`` at the graph's top, or ``return fn.external_source(...)``
+    ending it (one output: pipeline mode rejects the list that ``num_outputs`` returns)."""
+    index = _top_level_assignment_index(body, call)
+    if index is None and body and _is_return(body[-1]) and body[-1].body[0].value is call:
+        if not any(a.keyword is not None and a.keyword.value == "num_outputs" for a in call.args):
+            return len(body) - 1
+    return index
 
 
 class _ReturnYieldCounter(Visitor):

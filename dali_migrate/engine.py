@@ -254,9 +254,10 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
         reasons |= normalized.reasons
         if not normalized.graphs:
             break
-        migration = migrate_module(subject.module, subject.facts, subject.findings, keep=keep, imported=imported,
-                                   loader_import=config.loader_import, handled_helpers=config.handled_helpers,
-                                   capture=config.capture)
+        left_reasons = _reasons_of_graphs_left(original, subject, normalized, reasons)
+        migration = migrate_module(subject.module, subject.facts, subject.findings, left_reasons, keep=keep,
+                                   imported=imported, loader_import=config.loader_import,
+                                   handled_helpers=config.handled_helpers, capture=config.capture)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
             return _Migrated(migration, subject, normalized, kept)
@@ -272,6 +273,19 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
     return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported,
                                     config.loader_import, config.handled_helpers, config.capture), original, None,
                      kept)
+
+
+def _reasons_of_graphs_left(original: Analysed, subject: Analysed, normalized, reasons: dict[int, list]) -> dict:
+    """The blockers of graphs an earlier try kept, for the same graphs in the normalized module,
+    where they are left as written (as new nodes): matched in module order."""
+    from .migrate.places import node_ids
+
+    converted = set().union(*(node_ids(g.original_statement) for g in normalized.graphs))
+    before = [g for g in original.facts.graphs if g.kind != "decorator" and id(g.node) not in converted]
+    after = [g for g in subject.facts.graphs if g.kind != "decorator"]
+    if len(before) != len(after):
+        return {}
+    return {id(new.node): reasons[id(old.node)] for old, new in zip(before, after) if id(old.node) in reasons}
 
 
 def _written_graph_label(graph, facts) -> str:

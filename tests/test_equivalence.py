@@ -42,7 +42,7 @@ RUNNABLE = {
     "parameter_sources": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
-NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs"}
+NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources"}
 
 
 def _fixture(stem: str, kind: str):
@@ -54,7 +54,7 @@ def _fixture(stem: str, kind: str):
 KEPT_BY_THE_AUDIT = {"trust_outputs", "trust_graphs", "trust_names", "source_objects_kept", "parameter_sources_kept"}
 # Programs compared as whole programs only: the harness cannot build their pipelines itself (a
 # seed computed at the call, `seed=12 + device_id`; a pipeline made inside `__init__`).
-PROGRAM_ONLY = {"legacy_nvidia_style", "held_pipelines", "held_in_self"}
+PROGRAM_ONLY = {"legacy_nvidia_style", "held_pipelines", "held_in_self", "self_sources"}
 # train_script's losses follow its random augmentation, which draws from a new ndd RNG stream:
 # only the harness, which aligns the streams, compares it
 SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier", "train_script"} | KEPT_BY_THE_AUDIT | PROGRAM_ONLY)

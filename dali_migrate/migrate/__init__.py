@@ -19,7 +19,7 @@ from .generator import GeneratorNames, migrate_function
 from . import torch_loader
 from .imports import add_local_import, fix_imports, has_ndd_import, insert_after_imports
 from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
-from .names import all_names, unique_name
+from .names import all_names, unique_name, variable_names
 from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments
 from .helpers import find_helpers, plan_helpers
 from .places import Places, node_ids
@@ -93,7 +93,7 @@ class Migrator(Transformer):
         self.op_rewriter = GraphOpRewriter(self.op_plan, facts.optable)
 
     def _prepare(self, plan: PipelinePlan) -> None:
-        taken = all_names(plan.function)
+        taken = variable_names(plan.function)
         holders = {id(s.call.node): unique_name(holder_name(s), taken) for s in plan.sources if needs_holder(s)}
         names = GeneratorNames(self.ndd_alias, unique_name("reader", taken), unique_name("rng", taken), {},
                                unique_name("iteration", taken), holders,

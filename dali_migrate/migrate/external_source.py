@@ -32,6 +32,7 @@ from ..visitors import Visitor, walk
 from ..analysis import DaliCall, ModuleFacts
 from .names import all_params, scope_names, target_names
 from .ops import NotALiteral, keyword_values, literal_value
+from .self_sources import SelfSourceNotFollowed, assigned_value
 
 KEPT_ARGS = ("layout", "dtype", "device")
 # Tuning without effect on the data; `name` only names the operator.
@@ -230,6 +231,13 @@ def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts,
     if parameter is not None:
         return SourcePlan(call, statement_index, PARAMETER, args.source, "", args.num_outputs, False,
                           list(args.kept), parameter=parameter, args=args)
+    try:
+        held = assigned_value(args.source, graph, facts) if graph is not None else None
+    except SelfSourceNotFollowed as reason:
+        raise NotMigratable(str(reason)) from None
+    if held is not None:
+        kind, params = source_kind(held, facts)
+        return _plan_of_kind(call, statement_index, args, kind, params)
     binding = _graph_binding(args.source, graph.body.body if graph is not None else (), statement_index)
     kind, params = source_kind(args.source, facts, binding[1] if binding else None)
     bound = {"binding_index": binding[0], "binding": binding[1]} if binding else {}
@@ -294,7 +302,7 @@ def setup_statements(plan: SourcePlan, holder: str) -> list[cst.BaseStatement]:
     """Created once, before the loop: the iterator of a generator source, a callable instance."""
     if plan.kind == "iterator":
         return [_assign(holder, _new_iterator(plan))]
-    if isinstance(plan.source, cst.Call):
+    if isinstance(plan.source, (cst.Call, cst.Attribute)):  # ``self.source``: read once, as at build
         return [_assign(holder, plan.source)]
     return []
 
@@ -303,12 +311,14 @@ def holder_name(plan: SourcePlan) -> str:
     """``batches`` -> ``batches_iterator``; ``SampleReader(...)`` -> ``sample_reader``."""
     if plan.kind == "iterator" and isinstance(plan.source, cst.Name):
         return f"{plan.source.value}_iterator"
+    if isinstance(plan.source, cst.Attribute):
+        return plan.source.attr.value + ("_iterator" if plan.kind == "iterator" else "")
     class_name = plan.source.func.value
     return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
 
 
 def needs_holder(plan: SourcePlan) -> bool:
-    return plan.kind == "iterator" or isinstance(plan.source, cst.Call)
+    return plan.kind == "iterator" or isinstance(plan.source, (cst.Call, cst.Attribute))
 
 
 def _new_iterator(plan: SourcePlan) -> cst.Call:

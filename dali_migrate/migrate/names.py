@@ -19,6 +19,28 @@ def all_names(node: cst.CSTNode) -> set[str]:
     return found
 
 
+def variable_names(node: cst.CSTNode) -> set[str]:
+    """The identifiers in ``node`` that a new variable could clash with: all but keyword
+    argument names (``f(source=...)``) and attribute names (``self.source``)."""
+    found: set[str] = set()
+    not_variables: set[int] = set()
+
+    class Collector(Visitor):
+        def visit_Arg(self, arg: cst.Arg) -> None:
+            if arg.keyword is not None:
+                not_variables.add(id(arg.keyword))
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            not_variables.add(id(attribute.attr))
+
+        def visit_Name(self, name: cst.Name) -> None:
+            if id(name) not in not_variables:
+                found.add(name.value)
+
+    walk(node, Collector())
+    return found
+
+
 def unique_name(base: str, taken: set[str]) -> str:
     """``base``, or ``base_1``, ``base_2``... whichever is not taken; it is taken from now on."""
     name, counter = base, 1

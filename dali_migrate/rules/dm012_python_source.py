@@ -51,7 +51,9 @@ class PythonSource(Rule):
     external source examples) is used as the calls of the pipeline say: each call must pass a
     class, function or generator function of the module, inline (`pipe(Windows(files))`) or as
     a name bound once to one in the calling function or at the top of the module, and all calls
-    one used the same way; otherwise the TODO names the call. The external source is assigned
+    one used the same way; otherwise the TODO names the call. A source the object holds
+    (`source=self.source` in a method) is followed to the class's one `self.source = Class(...)`
+    and read once, before the loop. The external source is assigned
     at the top of the graph, or returned by it (one output). `parallel=` only spread the calls over processes: the
     data is the same. `fn.python_function` becomes a comprehension that calls the function on
     each sample as a NumPy array (with `batch_processing=True`: once, on lists of them), batched

@@ -117,6 +117,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_serialized(plan, facts)
     _check_calls(plan, facts)
     _check_body(plan)
+    _check_outside_state(plan)
     _check_source_setup(plan)
     _check_conditionals(plan, keywords)
     _check_device_variables(plan)
@@ -344,6 +345,71 @@ def _check_conditionals(plan: PipelinePlan, keywords: dict) -> None:
     if plan.per_sample_ifs and not (isinstance(flag, cst.Name) and flag.value == "True"):
         plan.block("DM011", plan.per_sample_ifs[0].statement.test,
                    "`if` on a DataNode without `enable_conditionals=True` fails in pipeline mode")
+
+
+def _check_outside_state(plan: PipelinePlan) -> None:
+    """Pipeline mode runs the graph's Python once, when the pipeline is built; the generator
+    runs it when its first batch is asked for. State set outside the graph (``self.length =
+    len(source) // batch_size``, ``stats["steps"] = ...``, ``global``) would be missing or old
+    until then: such a graph stays."""
+    local = scope_names(plan.function.body.body).bound - {p.name.value for p in all_params(plan.function.params)}
+    finder = _OutsideState(local)
+    walk(plan.function.body, finder)
+    for node in finder.found:
+        shown = cst.Module([]).code_for_node(node).strip().splitlines()[0]
+        plan.block("DM001", node, f"`{shown}` changes state outside the graph: pipeline mode ran it once, when "
+                                  "the pipeline was built, and the migrated generator would run it only when its "
+                                  "first batch is asked for; compute it outside the graph, before creating the "
+                                  "pipeline")
+
+
+class _OutsideState(Visitor):
+    """Statements of a graph that set an attribute or item of an object the graph did not
+    make, or declare ``global``/``nonlocal`` names (nested functions are left alone)."""
+
+    def __init__(self, local: set[str]) -> None:
+        self.local = local
+        self.found: list[cst.CSTNode] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _outside(self, target: cst.BaseExpression) -> bool:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return any(self._outside(e.value) for e in target.elements)
+        if isinstance(target, cst.StarredElement):
+            return self._outside(target.value)
+        if not isinstance(target, (cst.Attribute, cst.Subscript)):
+            return False
+        root = target
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        return not (isinstance(root, cst.Name) and root.value in self.local)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._outside(t.target) for t in node.targets):
+            self.found.append(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._outside(node.target):
+            self.found.append(node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and self._outside(node.target):
+            self.found.append(node)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        if self._outside(node.target):
+            self.found.append(node)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found.append(node)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found.append(node)
 
 
 def _check_source_setup(plan: PipelinePlan) -> None:

@@ -75,6 +75,8 @@ class SourcePlan:
     # a graph parameter's name: the callers pass the source (``args`` until they are known)
     parameter: str | None = None
     args: SourceArgs | None = None
+    # ``dtype=types.FLOAT`` (also in a list) among ``kept``, by node id -> ``float32``: written ``ndd.float32``
+    ndd_dtypes: dict[int, str] = field(default_factory=dict)
 
     def used_as(self) -> tuple:
         """What the generator does with the source: sources alike here are used alike."""
@@ -257,7 +259,7 @@ def plan_parameter_source(pending: SourcePlan, passed: list[tuple[str, int, str]
         described = ", ".join(f"`{shown}` ({_described(kind, params)})" for kind, params, shown in passed)
         raise NotMigratable(f"the calls of the pipeline pass `{pending.parameter}` sources that are used in "
                             f"different ways: {described}")
-    return replace(plans[0], parameter=pending.parameter, args=pending.args)
+    return replace(plans[0], parameter=pending.parameter, args=pending.args, ndd_dtypes=pending.ndd_dtypes)
 
 
 def _described(kind: str, params: int) -> str:
@@ -330,6 +332,16 @@ def _assign(name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)])
 
 
+def _ndd_dtype(value: cst.BaseExpression, dtypes: dict[int, str], ndd: str) -> cst.BaseExpression:
+    """``types.FLOAT`` -> ``ndd.float32``, also inside a list of per-output types."""
+    if id(value) in dtypes:
+        return cst.parse_expression(f"{ndd}.{dtypes[id(value)]}")
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return value.with_changes(elements=[e.with_changes(value=_ndd_dtype(e.value, dtypes, ndd))
+                                            for e in value.elements])
+    return value
+
+
 def _data_expression(plan: SourcePlan, callee: cst.BaseExpression, batch_size: str,
                      iteration: str, epoch: str) -> cst.BaseExpression:
     if plan.kind == "iterator":
@@ -372,7 +384,8 @@ def migrated_statement(plan: SourcePlan, line: cst.SimpleStatementLine, ndd: str
     callee = cst.Name(holder) if holder else plan.source
     data = _data_expression(plan, callee, batch_size, iteration, epoch or "0")
     batch = cst.parse_expression(f"{ndd}.batch")
-    kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in plan.kept]
+    kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT, value=_ndd_dtype(a.value, plan.ndd_dtypes, ndd))
+            for a in plan.kept]
     if plan.num_outputs is None:
         value = cst.Call(func=batch, args=[cst.Arg(data), *kept])
     else:

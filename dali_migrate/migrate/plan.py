@@ -20,7 +20,7 @@ from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 from .names import all_params, scope_names
-from .ops import is_true, keyword_values
+from .ops import dtype_arguments, is_true, keyword_values
 from .places import node_ids
 
 # Pipeline arguments that become parameters of the migrated generator.
@@ -198,7 +198,9 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
         elif op.fn == "external_source":
             index = _source_statement_index(plan.function.body.body, call.node)
             try:
-                plan.sources.append(plan_source(call, index, facts, plan.function))
+                source = plan_source(call, index, facts, plan.function)
+                source.ndd_dtypes = dtype_arguments(call.node, facts.imports, facts.optable)
+                plan.sources.append(source)
             except NotMigratable as reason:
                 plan.block("DM012", call.node, f"`fn.external_source`: {reason}")
         elif op.fn == "python_function":

@@ -337,6 +337,12 @@ class _FactCollector(Visitor):
             origin = self.facts.output_origin.get(dotted_name(value.func.value) or "")
             if origin is not None:
                 self.facts.output_origin[names[0]] = origin
+        elif _is_method_call(value, "as_cpu") and self._is_tensorlist(value.func.value) and len(names) == 1:
+            # ``batch_cpu = pipe_out[0].as_cpu()``: the same TensorList, on the CPU
+            self.facts.tensorlists.add(names[0])
+            origin = self._tensorlist_origin(value)[1]
+            if origin is not None:
+                self.facts.output_origin[names[0]] = origin
         elif dotted_name(value) in self.facts.output_tuples:  # ``images, labels = pipe_out``
             if _unpacks(target):
                 self._bind_tensorlists(names, dotted_name(value))
@@ -455,15 +461,18 @@ class _FactCollector(Visitor):
         elif self._is_tensorlist(node.value):
             self._tensorlist_use(node, node.value, "[]")
 
-    def _tensorlist_use(self, node: cst.CSTNode, receiver: cst.BaseExpression, method: str) -> None:
-        base, origin = receiver, None
+    def _tensorlist_origin(self, receiver: cst.BaseExpression) -> tuple[str, str | None]:
+        """The name a TensorList expression starts from, and the pipeline it came from."""
+        base = receiver
         while isinstance(base, (cst.Subscript, cst.Call)):
             if self._is_run_call(base):  # ``pipe.run()[0].at(1)``: the pipeline itself
-                origin = dotted_name(base.func.value)
-                break
+                return dotted_name(base) or "output", dotted_name(base.func.value)
             base = base.value if isinstance(base, cst.Subscript) else base.func.value
         name = dotted_name(base) or "output"
-        origin = origin or self.facts.output_origin.get(name)
+        return name, self.facts.output_origin.get(name)
+
+    def _tensorlist_use(self, node: cst.CSTNode, receiver: cst.BaseExpression, method: str) -> None:
+        name, origin = self._tensorlist_origin(receiver)
         if method == "shape" and _is_method_call(receiver, "as_tensor"):
             method = "tensor_shape"  # a dense Tensor's shape() is a list, ndd's .shape a tuple
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))

@@ -40,6 +40,7 @@ RUNNABLE = {
     "source_epochs": {"root": str(FIXTURES / "data" / "images"), "gpu": False},
     "source_objects": {},
     "parameter_sources": {},
+    "external_input_aliases": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources"}

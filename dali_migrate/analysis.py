@@ -18,6 +18,7 @@ from .positions import order_kind
 
 PIPELINE_DEF = "nvidia.dali.pipeline_def"
 PIPELINE_CLASS = "nvidia.dali.Pipeline"
+FEED_NDARRAY = "nvidia.dali.plugin.pytorch.feed_ndarray"
 RUN_METHODS = frozenset({"run", "outputs", "share_outputs"})
 # Built-ins that take any object and whose result does not depend on the TensorList API.
 SAFE_CONSUMERS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "next", "iter",
@@ -374,7 +375,9 @@ class _FactCollector(Visitor):
         if qualname is not None:
             op = self.facts.optable.lookup(qualname)
             self.facts.calls.append(DaliCall(node, qualname, op, self.graph))
-            if qualname.startswith("nvidia.dali.plugin."):
+            if qualname == FEED_NDARRAY and self._feeds_an_output(node):
+                self._tensorlist_use(node, node.args[0].value, "feed_ndarray")
+            elif qualname.startswith("nvidia.dali.plugin."):
                 self.facts.iterator_uses.append(Site(node, qualname))
             return
         if not isinstance(node.func, cst.Attribute):
@@ -460,6 +463,14 @@ class _FactCollector(Visitor):
             self.facts.datanode_subscripts.append(Site(node, dotted_name(node.value) or "DataNode"))
         elif self._is_tensorlist(node.value):
             self._tensorlist_use(node, node.value, "[]")
+
+    def _feeds_an_output(self, call: cst.Call) -> bool:
+        """``feed_ndarray(out.as_tensor(), t)``: a pipeline output copied into a torch tensor,
+        with no ``cuda_stream``."""
+        if len(call.args) != 2 or any(a.keyword is not None or a.star for a in call.args):
+            return False
+        given = call.args[0].value
+        return self._is_tensorlist(given) or dotted_name(given) in self.facts.dense_tensors
 
     def _tensorlist_origin(self, receiver: cst.BaseExpression) -> tuple[str, str | None]:
         """The name a TensorList expression starts from, and the pipeline it came from."""

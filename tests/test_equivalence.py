@@ -41,9 +41,10 @@ RUNNABLE = {
     "source_objects": {},
     "parameter_sources": {},
     "external_input_aliases": {},
+    "torch_copies": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
-NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources"}
+NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}
 
 
 def _fixture(stem: str, kind: str):

@@ -92,6 +92,9 @@ class CallSiteRewrites:
             return updated
         if method == "len":
             return _attr(updated.args[0].value, "batch_size")
+        if method == "feed_ndarray":  # ``feed_ndarray(out, tensor)``: copies into the tensor, returns it
+            copied, into = updated.args[0].value, updated.args[1].value
+            return _call(_attr(into, "copy_"), _call(_attr(copied, "torch")))
         receiver = updated.func.value
         if method == "at":
             sample = cst.Subscript(value=_attr(receiver, "tensors"),

@@ -19,8 +19,9 @@ REPLACEMENTS = {
     "len": "`.batch_size`",
     "as_reshaped_tensor": "`ndd.as_tensor(out)` and a reshape",
     "is_dense_tensor": "`len(set(out.shape)) <= 1`",
+    "feed_ndarray": "`tensor.copy_(ndd.as_tensor(out).torch())`",
 }
-SPELLED = {"[]": "out[i]", "tensor_shape": "as_tensor().shape()"}
+SPELLED = {"[]": "out[i]", "tensor_shape": "as_tensor().shape()", "feed_ndarray": "feed_ndarray(out, tensor)"}
 
 
 class TensorListApi(Rule):
@@ -51,7 +52,9 @@ class TensorListApi(Rule):
     Safe: each replacement returns the same data. `at(i)` keeps returning a NumPy array.
     `is_dense_tensor()` becomes "every sample has one shape": pipeline outputs are stored
     contiguously (measured on DALI 2.4, CPU), so that is when a pipeline output was dense.
-    `as_reshaped_tensor` is marked with a TODO.
+    `as_reshaped_tensor` is marked with a TODO. `feed_ndarray(out, tensor)` (PyTorch plugin)
+    becomes `tensor.copy_(out.torch())`: the same copy into the same tensor, which it returns;
+    `feed_ndarray` refused a tensor of another size or dtype, and code that ran did not give one.
     """
 
     code = "DM007"

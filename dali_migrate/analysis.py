@@ -19,6 +19,7 @@ from .positions import order_kind
 PIPELINE_DEF = "nvidia.dali.pipeline_def"
 PIPELINE_CLASS = "nvidia.dali.Pipeline"
 FEED_NDARRAY = "nvidia.dali.plugin.pytorch.feed_ndarray"
+MATH_MODULE = "nvidia.dali.math."  # its functions build graph nodes, as ``fn`` calls do
 RUN_METHODS = frozenset({"run", "outputs", "share_outputs"})
 # Built-ins that take any object and whose result does not depend on the TensorList API.
 SAFE_CONSUMERS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "next", "iter",

@@ -39,6 +39,7 @@ class OpTable:
         self.dali_version: str = raw["dali_version"]
         self.ndd_unsupported_args = frozenset(raw["ndd_unsupported_args"])
         self.ndd_dtypes: dict[str, str] = raw.get("ndd_dtypes", {})  # ``FLOAT`` -> ``float32``
+        self.ndd_math = frozenset(raw.get("ndd_math", ()))  # ``nvidia.dali.math.clamp`` -> ``ndd.math.clamp``
         self.ops = [_op_from_json(entry) for entry in raw["ops"].values()]
         self._by_fn = {op.fn: op for op in self.ops if op.fn}
         self._by_class = {op.ops_class: op for op in self.ops}

@@ -125,6 +125,15 @@ def ndd_dtypes() -> dict[str, str]:
     return mapping
 
 
+def ndd_math() -> list[str]:
+    """The functions of ``nvidia.dali.math`` that ``ndd.math`` has under the same name."""
+    import nvidia.dali.experimental.dynamic as ndd
+    import nvidia.dali.math as dali_math
+
+    return sorted(name for name in dir(dali_math) if not name.startswith("_") and callable(getattr(dali_math, name))
+                  and callable(getattr(ndd.math, name, None)))
+
+
 def all_schema_names() -> list[str]:
     from nvidia.dali.ops import _registry
 
@@ -146,6 +155,7 @@ def build_table() -> dict:
         "generated_by": "scripts/generate_op_table.py",
         "ndd_unsupported_args": list(NDD_UNSUPPORTED_ARGS),
         "ndd_dtypes": ndd_dtypes(),
+        "ndd_math": ndd_math(),
         "ops": dict(sorted(ops.items())),
     }
 

@@ -42,6 +42,7 @@ RUNNABLE = {
     "parameter_sources": {},
     "external_input_aliases": {},
     "torch_copies": {},
+    "math_functions": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}

@@ -10,8 +10,19 @@ from ..imports import DALI_ROOT, IMPORT_FROM_TYPES, IMPORT_TYPES, NDD_MODULE, do
 
 
 class _NameUses(Visitor):
+    """Names the module reads; an attribute (``ndd.math``) or a keyword (``f(math=1)``) is not
+    a use of the name ``math``."""
+
     def __init__(self) -> None:
         self.used: set[str] = set()
+        self.not_uses: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.not_uses.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_uses.add(id(node.keyword))
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -23,7 +34,8 @@ class _NameUses(Visitor):
     visit_LazyImportFrom = visit_ImportFrom
 
     def visit_Name(self, node: cst.Name) -> None:
-        self.used.add(node.value)
+        if id(node) not in self.not_uses:
+            self.used.add(node.value)
 
 
 def used_names(module: cst.Module) -> set[str]:

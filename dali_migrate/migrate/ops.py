@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..visitors import Transformer
 
-from ..analysis import DaliCall
+from ..analysis import MATH_MODULE, DaliCall
 from ..optable import OpTable
 from ..rules.dm004_mixed_device import is_mixed_device
 from ..rules.dm016_op_arguments import PIPELINE_ONLY_ARGS
@@ -108,6 +108,9 @@ class GraphOpRewriter(Transformer):
         if id(original_node) in self.plan.constants:
             return self._constant(updated_node, self.plan.constants[id(original_node)])
         call = self.plan.calls.get(id(original_node))
+        if call is not None and call.qualname.startswith(MATH_MODULE):  # the same functions, bit for bit
+            func = ndd_expr(self.plan.ndd_alias, "math." + call.qualname.removeprefix(MATH_MODULE))
+            return realigned(updated_node.with_changes(func=func), bracket_moved([updated_node.func], [func]))
         if call is None or call.op is None or call.op.is_reader:
             return updated_node
         if call.op.fn == "python_function":

@@ -20,7 +20,7 @@ from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 from .names import all_params, scope_names
-from .ops import dtype_arguments, is_true, keyword_values
+from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
 from .places import node_ids
 
 # Pipeline arguments that become parameters of the migrated generator.
@@ -191,6 +191,8 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
         if not call.qualname.startswith("nvidia.dali.fn."):
             if call.qualname.startswith("nvidia.dali.ops."):
                 plan.block("DM009", call.node, "legacy `ops` object inside the graph")
+            elif call.qualname.startswith(MATH_MODULE) and call.qualname.removeprefix(MATH_MODULE) not in facts.optable.ndd_math:
+                plan.block("DM015", call.node, f"`{call.qualname}` has no `ndd.math` equivalent")
             continue
         op = call.op
         if op is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..analysis import ModuleFacts
+from ..analysis import MATH_MODULE, ModuleFacts
 from .base import Finding, Rule
 from .dm012_python_source import PYTHON_OPS
 
@@ -12,7 +12,7 @@ from .dm012_python_source import PYTHON_OPS
 class FunctionalOp(Rule):
     """
     ## What it does
-    Flags `fn.X(...)` calls that are neither readers, random ops nor Python operators (those
+    Flags `fn.X(...)` and `nvidia.dali.math` calls that are neither readers, random ops nor Python operators (those
     have rules of their own), and says which `ndd.X` replaces each, per the op table generated
     from DALI.
 
@@ -39,6 +39,7 @@ class FunctionalOp(Rule):
     (`def augment(images): return fn.resize(...)`) are migrated with those graphs when every
     use of the function is in a migrated graph and it holds no random operator, reader, source
     or subscript; otherwise the graphs stay in pipeline mode, with a TODO saying why.
+    `nvidia.dali.math` functions become the `ndd.math` functions of the same name (bit for bit).
     """
 
     code = "DM015"
@@ -48,6 +49,11 @@ class FunctionalOp(Rule):
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for call in facts.calls:
+            if call.qualname.startswith(MATH_MODULE):
+                name = call.qualname.removeprefix(MATH_MODULE)
+                detail = f"use `ndd.math.{name}`" if name in facts.optable.ndd_math else "no ndd equivalent"
+                yield self.finding(call.node, f"`math.{name}`, {detail}")
+                continue
             if not call.qualname.startswith("nvidia.dali.fn."):
                 continue
             op = call.op

@@ -290,6 +290,25 @@ class _FactCollector(Visitor):
             if not self.function_stack and not self.class_stack and isinstance(target.target, cst.Name):
                 self.facts.module_values.setdefault(target.target.value, []).append(node.value)
 
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        """``x = x.as_cpu().as_array()``: after the value is read (its uses of the old ``x`` are
+        recorded), ``x`` no longer holds an output, unless this binding gave it one."""
+        if self._binds_outputs(original_node.value):
+            return
+        for target in original_node.targets:
+            if isinstance(target.target, cst.Name):
+                for names in (self.facts.tensorlists, self.facts.output_tuples, self.facts.dense_tensors):
+                    names.discard(target.target.value)
+
+    def _binds_outputs(self, value: cst.BaseExpression) -> bool:
+        """What ``_record_binding`` binds to outputs: ``run()``, an output of one, an alias."""
+        if self._is_run_call(value) or dotted_name(value) in self.facts.output_tuples:
+            return True
+        if isinstance(value, cst.Subscript) and dotted_name(value.value) in self.facts.output_tuples:
+            return True
+        return (_is_method_call(value, "as_tensor") or _is_method_call(value, "as_cpu")) and self._is_tensorlist(
+            value.func.value)
+
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
             self._record_binding(node.target, node.value)
@@ -312,6 +331,14 @@ class _FactCollector(Visitor):
             self._bind_outputs(target, iterable, unpacked=True)
         elif dotted_name(iterable) in self.facts.output_tuples:
             self._bind_tensorlists(_assigned_names(target), dotted_name(iterable))
+        elif (isinstance(target, cst.Name) and isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements
+              and all(isinstance(e, cst.Element) and dotted_name(e.value) in self.facts.tensorlists
+                      for e in iterable.elements)):
+            # ``for out in (images, labels)``: each one a TensorList
+            origins = {self.facts.output_origin.get(dotted_name(e.value)) for e in iterable.elements}
+            self.facts.tensorlists.add(target.value)
+            if len(origins) == 1 and None not in origins:
+                self.facts.output_origin[target.value] = origins.pop()
 
     def _bind_tensorlists(self, names: list[str], output_tuple: str) -> None:
         """Names taken out of an output tuple are TensorLists of the same pipeline."""
@@ -394,6 +421,9 @@ class _FactCollector(Visitor):
             # ``train_pipe(...).serialize()``: a method of a pipeline never bound to a name
             self.facts.pipeline_method_calls.append(Site(node, f"{dotted_name(node.func.value.func)}()", method))
         elif self._is_tensorlist(node.func.value) and method in TENSORLIST_METHODS:
+            self._tensorlist_use(node, node.func.value, method)
+        elif method == "as_cpu" and isinstance(node.func.value, cst.Subscript) and self._is_tensorlist(
+                node.func.value.value):  # ``out[0][0].as_cpu()``: a sample, which ndd moves with ``.cpu()``
             self._tensorlist_use(node, node.func.value, method)
         elif receiver in self.facts.dense_tensors and method == "shape" and not node.args:
             # only a DALI tensor has a shape() to call: ``t = out.as_tensor()`` then ``t.shape()``

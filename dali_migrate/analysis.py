@@ -93,6 +93,7 @@ class ModuleFacts:
     pipeline_method_calls: list[Site] = field(default_factory=list)
     pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
     pipeline_binding_targets: list[cst.BaseExpression] = field(default_factory=list)
+    pipeline_parameters: list[cst.Name] = field(default_factory=list)  # ``def show(pipe, ...)``: see pipeline_parameters.py
     tensorlist_uses: list[Site] = field(default_factory=list)
     # outputs handed to code the migration does not see: call arguments, return values
     escaping_outputs: list[Site] = field(default_factory=list)
@@ -547,6 +548,7 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
     facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
     facts.pipeline_functions |= imported_pipelines
     if facts.uses_dali or imported_pipelines:
+        _bind_pipeline_parameters(module, facts, imported_pipelines)
         collector = _FactCollector(facts)
         for index, statement in enumerate(module.body):
             collector.statement_index = index
@@ -557,3 +559,18 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
 
             find_output_helpers(module, facts, collector.output_arguments)
     return facts
+
+
+def _bind_pipeline_parameters(module: cst.Module, facts: ModuleFacts, imported_pipelines: frozenset[str]) -> None:
+    """Parameters that every call fills with a pipeline (``show(plain(ROOT), 2)``) are pipeline
+    variables; the calls passed are their factory calls, bound to no statement (so nothing is
+    placed after them)."""
+    from .pipeline_parameters import find_pipeline_parameters
+
+    for parameter in find_pipeline_parameters(module, facts.imports, imported_pipelines):
+        name = parameter.name.value
+        facts.pipeline_vars.add(name)
+        facts.pipeline_var_factories.setdefault(name, set()).update(dotted_name(c.func) for c in parameter.calls)
+        facts.pipeline_factory_calls.extend(parameter.calls)
+        facts.pipeline_binding_targets.extend(parameter.calls)
+        facts.pipeline_parameters.append(parameter.name)

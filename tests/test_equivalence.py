@@ -44,6 +44,7 @@ RUNNABLE = {
     "torch_copies": {},
     "math_functions": {},
     "trust_outputs": {},
+    "pipeline_helpers": {"root": str(FIXTURES / "data" / "images")},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}

@@ -695,6 +695,8 @@ class _StrayReferenceFinder(Visitor):
             return False
         if isinstance(node, cst.FunctionDef) and node.name.value in self.names:
             self.accounted.add(id(node.name))
+        if isinstance(node, cst.Arg) and node.keyword is not None:  # ``show(pipe=...)`` names no variable
+            self.accounted.add(id(node.keyword))
         if isinstance(node, cst.Name) and node.value in self.names:
             self.found.setdefault(node.value, []).append(node)
         if isinstance(node, cst.Attribute) and dotted_name(node) in self.names:  # ``pipelines.train``
@@ -716,6 +718,7 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     anything but ``pipe = f(...)``, ``pipe.build()`` and ``pipe.run()``."""
     accounted = {id(call.func) for call in facts.pipeline_factory_calls}
     accounted |= {id(target) for target in facts.pipeline_binding_targets}
+    accounted |= {id(name) for name in facts.pipeline_parameters}
     accounted |= {id(site.node.func.value) for site in facts.pipeline_method_calls}
     accounted |= {id(graph.decorator) for graph in facts.graphs if graph.decorator is not None}
     accounted |= {id(returned) for returned in facts.pipeline_returns}

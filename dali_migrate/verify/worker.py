@@ -263,8 +263,13 @@ def _migrated_generator(module, spec: dict):
     return function(*args, **kwargs)
 
 
-def run_migrated(module, spec: dict, feeder: None = None) -> tuple[list, float]:
+def run_migrated(module, spec: dict, feeder: RandomStateFeeder | None = None) -> tuple[list, float]:
+    if feeder is not None and spec["kind"] != "variable":
+        feeder.restart()
     generator = _migrated_generator(module, spec)
+    if hasattr(generator, "build") and hasattr(generator, "run"):  # a pipeline the migration kept
+        generator.build()
+        return _collect(generator.run, _samples_of_tensorlist, spec["iterations"])
     return _collect(lambda: _evaluated(next(generator)), _samples_of_batch, spec["iterations"])
 
 
@@ -307,8 +312,9 @@ def main(argv: list[str]) -> int:
     stage = "import"
     try:
         feeder = None
-        if spec["side"] == "original" and spec["align_rng"]:
-            # patched before the import: a module-level pipeline is built while importing
+        if spec["align_rng"]:
+            # patched before the import: a module-level pipeline is built while importing. The
+            # migrated side patches them too, for the pipelines the migration kept.
             feeder = RandomStateFeeder(spec["seed"], spec["batch_size"] or 1)
             patch_random_ops(feeder, spec["random_ops"])
             seed_readers(spec["seed"], spec["readers"])

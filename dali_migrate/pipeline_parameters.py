@@ -25,7 +25,8 @@ import libcst as cst
 
 from .analysis import PIPELINE_DEF
 from .imports import ImportTable, dotted_name
-from .visitors import Visitor, walk
+from .output_helpers import References
+from .visitors import walk
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
     pipelines = set(pipeline_functions) | _decorated_pipelines(module, imports)
     if not functions or not pipelines:
         return []
-    uses = _Uses(set(functions))
+    uses = References(set(functions))
     walk(module, uses)
     found = []
     for name, function in functions.items():
@@ -50,7 +51,7 @@ def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
         if not calls or uses.other_uses.get(name):
             continue
         for param in _positional_params(function):
-            passed = [_argument(call, function, param.name.value) for call in calls]
+            passed = [passed_argument(call, function, param.name.value) for call in calls]
             if all(isinstance(p, cst.Call) and dotted_name(p.func) in pipelines for p in passed):
                 found.append(PipelineParameter(function, param.name, tuple(passed)))
     return found
@@ -83,7 +84,9 @@ def _positional_params(function: cst.FunctionDef) -> list[cst.Param]:
     return [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
 
 
-def _argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+def passed_argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+    """What ``call`` passes for ``function``'s parameter ``name``, by keyword or position (None:
+    nothing, or it cannot be told: ``*args``/``**kwargs`` in the call)."""
     if any(arg.star for arg in call.args):
         return None
     for arg in call.args:
@@ -93,32 +96,3 @@ def _argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseE
     names = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
     index = names.index(name) if name in names else len(positional)
     return positional[index] if index < len(positional) else None
-
-
-class _Uses(Visitor):
-    """Calls of the candidate functions, and any other use of their names."""
-
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-        self.calls: dict[str, list[cst.Call]] = {}
-        self.other_uses: dict[str, int] = {}
-        self._not_uses: set[int] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._not_uses.add(id(node.name))
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._not_uses.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._not_uses.add(id(node.keyword))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in self.names:
-            self.calls.setdefault(node.func.value, []).append(node)
-            self._not_uses.add(id(node.func))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.names and id(node) not in self._not_uses:
-            self.other_uses[node.value] = self.other_uses.get(node.value, 0) + 1

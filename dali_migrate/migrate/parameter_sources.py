@@ -19,6 +19,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts
 from ..imports import dotted_name
+from ..pipeline_parameters import passed_argument
 from ..visitors import walk
 from .external_source import NotMigratable, SourcePlan, plan_parameter_source, source_kind
 from .external_source import _bound_or_deleted
@@ -74,15 +75,11 @@ def _pipeline_calls(plan, facts: ModuleFacts) -> list[cst.Call]:
 
 
 def _argument(call: cst.Call, graph: cst.FunctionDef, parameter: str) -> cst.BaseExpression:
-    for arg in call.args:
-        if arg.star:
-            raise ArgumentNotFollowed(call, f"`{dotted_name(call.func)}(...)` passes `*args`/`**kwargs`")
-        if arg.keyword is not None and arg.keyword.value == parameter:
-            return arg.value
-    positional = [a.value for a in call.args if a.keyword is None]
-    names = [p.name.value for p in [*graph.params.posonly_params, *graph.params.params]]
-    if parameter in names and names.index(parameter) < len(positional):
-        return positional[names.index(parameter)]
+    if any(arg.star for arg in call.args):
+        raise ArgumentNotFollowed(call, f"`{dotted_name(call.func)}(...)` passes `*args`/`**kwargs`")
+    passed = passed_argument(call, graph, parameter)
+    if passed is not None:
+        return passed
     default = next(p.default for p in all_params(graph.params) if p.name.value == parameter)
     if default is None:
         raise ArgumentNotFollowed(call, f"`{dotted_name(call.func)}(...)` does not pass it")

@@ -145,6 +145,16 @@ class ModuleFacts:
         ]
 
 
+def pipeline_def_decorator(function: cst.FunctionDef, imports: ImportTable) -> cst.Decorator | None:
+    """``@pipeline_def`` or ``@pipeline_def(...)`` on ``function``, however it is imported."""
+    for decorator in function.decorators:
+        target = decorator.decorator
+        target = target.func if isinstance(target, cst.Call) else target
+        if imports.resolve(target) == PIPELINE_DEF:
+            return decorator
+    return None
+
+
 def _call_name(node: cst.BaseExpression) -> str | None:
     return dotted_name(node.func) if isinstance(node, cst.Call) else None
 
@@ -177,6 +187,7 @@ class _FactCollector(Visitor):
         self.function_stack: list[str] = []
         self.statement_index = -1
         self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
+        self.output_assignments: set[int] = set()  # ids of ``x = ...`` that bind pipeline outputs
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
@@ -226,13 +237,11 @@ class _FactCollector(Visitor):
         if not self.function_stack and not self.class_stack:
             self.facts.module_functions.setdefault(node.name.value, []).append(node)
         self.function_stack.append(node.name.value)
-        for decorator in node.decorators:
-            target = decorator.decorator
-            target = target.func if isinstance(target, cst.Call) else target
-            if self.resolve(target) == PIPELINE_DEF:
-                self.facts.pipeline_functions.add(node.name.value)
-                self._push(Graph("decorator", node, node.name.value, decorator))
-                return
+        decorator = pipeline_def_decorator(node, self.facts.imports)
+        if decorator is not None:
+            self.facts.pipeline_functions.add(node.name.value)
+            self._push(Graph("decorator", node, node.name.value, decorator))
+            return
         if node.name.value == "define_graph" and self._in_pipeline_class:
             self._push(Graph("define_graph", node, node.name.value))
             return
@@ -287,28 +296,20 @@ class _FactCollector(Visitor):
     # -- data flow (flow-insensitive, by name) ---------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._record_binding(target.target, node.value)
+            if self._record_binding(target.target, node.value):
+                self.output_assignments.add(id(node))
             if not self.function_stack and not self.class_stack and isinstance(target.target, cst.Name):
                 self.facts.module_values.setdefault(target.target.value, []).append(node.value)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         """``x = x.as_cpu().as_array()``: after the value is read (its uses of the old ``x`` are
         recorded), ``x`` no longer holds an output, unless this binding gave it one."""
-        if self._binds_outputs(original_node.value):
+        if id(original_node) in self.output_assignments:
             return
         for target in original_node.targets:
             if isinstance(target.target, cst.Name):
                 for names in (self.facts.tensorlists, self.facts.output_tuples, self.facts.dense_tensors):
                     names.discard(target.target.value)
-
-    def _binds_outputs(self, value: cst.BaseExpression) -> bool:
-        """What ``_record_binding`` binds to outputs: ``run()``, an output of one, an alias."""
-        if self._is_run_call(value) or dotted_name(value) in self.facts.output_tuples:
-            return True
-        if isinstance(value, cst.Subscript) and dotted_name(value.value) in self.facts.output_tuples:
-            return True
-        return (_is_method_call(value, "as_tensor") or _is_method_call(value, "as_cpu")) and self._is_tensorlist(
-            value.func.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -347,14 +348,17 @@ class _FactCollector(Visitor):
         origin = self.facts.output_origin.get(output_tuple)
         self.facts.output_origin.update((name, origin) for name in names)
 
-    def _record_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _record_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """Records what ``target = value`` binds; True where it binds pipeline outputs."""
         names = _assigned_names(target)
+        outputs = True
         if isinstance(value, cst.Call) and self.is_pipeline_factory(value):
             self.facts.pipeline_vars.update(names)
             self.facts.pipeline_factory_calls.append(value)
             self.facts.pipeline_binding_targets.append(target)
             for name in names:
                 self.facts.pipeline_var_factories.setdefault(name, set()).add(self._factory_name(value))
+            outputs = False
         elif self._is_run_call(value):
             self._bind_outputs(target, value, unpacked=_unpacks(target))
         elif (
@@ -380,8 +384,11 @@ class _FactCollector(Visitor):
                 self.facts.output_tuples.update(names)
                 origin = self.facts.output_origin.get(dotted_name(value))
                 self.facts.output_origin.update((name, origin) for name in names)
+        else:
+            outputs = False
         if self.graph is not None and self.is_datanode_expr(value):
             self.graph.datanodes.update(n for n in names if "." not in n)
+        return outputs
 
     def _bind_outputs(self, target: cst.BaseExpression, run_call: cst.Call, unpacked: bool) -> None:
         names = _assigned_names(target)

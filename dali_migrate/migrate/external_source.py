@@ -166,17 +166,27 @@ def _graph_binding(source: cst.BaseExpression, graph_body, before: int) -> tuple
     and nothing else there binds or deletes ``name`` (None: the graph does not bind it)."""
     if not isinstance(source, cst.Name):
         return None
-    binders = [i for i, statement in enumerate(graph_body) if source.value in _bound_or_deleted(statement)]
+    binders, assign = bindings(source.value, graph_body)
     if not binders:
         return None
-    index = binders[0]
-    statement = graph_body[index]
-    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-    if (len(binders) > 1 or index >= before or not isinstance(assign, cst.Assign) or len(assign.targets) != 1
-            or not isinstance(assign.targets[0].target, cst.Name) or not isinstance(assign.value, cst.Call)):
+    if assign is None or binders[0] >= before or not isinstance(assign.value, cst.Call):
         raise NotMigratable(f"`{source.value}` must be bound once, as `{source.value} = SourceClass(...)` at the "
                             "top of the graph, before the external_source")
-    return index, assign
+    return binders[0], assign
+
+
+def bindings(name: str, body) -> tuple[list[int], cst.Assign | None]:
+    """The indices of the statements of ``body`` that bind or delete ``name``, and, when there
+    is one and it is a plain ``name = value`` statement, that assignment."""
+    binders = [i for i, statement in enumerate(body) if name in _bound_or_deleted(statement)]
+    if len(binders) != 1:
+        return binders, None
+    statement = body[binders[0]]
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+            and assign.targets[0].target.value == name):
+        return binders, assign
+    return binders, None
 
 
 def _bound_or_deleted(statement: cst.BaseStatement) -> set[str]:

@@ -125,6 +125,13 @@ def target_names(target: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
+def assigned_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The single targets an assignment target stands for: ``a, (b.x, *c)`` -> ``a``, ``b.x``, ``c``."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for element in target.elements for leaf in assigned_targets(element.value)]
+    return [target]
+
+
 def all_params(params: cst.Parameters) -> list[cst.Param]:
     return [*params.posonly_params, *params.params, *params.kwonly_params]
 

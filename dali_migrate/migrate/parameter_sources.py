@@ -21,8 +21,7 @@ from ..analysis import ModuleFacts
 from ..imports import dotted_name
 from ..pipeline_parameters import passed_argument
 from ..visitors import walk
-from .external_source import NotMigratable, SourcePlan, plan_parameter_source, source_kind
-from .external_source import _bound_or_deleted
+from .external_source import NotMigratable, bindings, plan_parameter_source, source_kind
 from .names import all_params
 from .places import Places
 
@@ -109,25 +108,15 @@ def binding_in_caller(name: cst.Name, call: cst.Call, caller: cst.FunctionDef | 
     if name.value in {p.name.value for p in all_params(caller.params)}:
         raise ArgumentNotFollowed(call, f"`{dotted_name(call.func)}(...)` passes `{name.value}`, a parameter of "
                                         f"`{caller.name.value}`: what it is is known only where that is called")
-    binders = [s for s in caller.body.body if name.value in _bound_or_deleted(s)]
+    binders, assign = bindings(name.value, caller.body.body)
     if not binders:
         if not _at_module_level(caller, module):
             raise ArgumentNotFollowed(call, f"`{name.value}` comes from an enclosing function")
         return name
-    assign = _single_assign(binders[0]) if len(binders) == 1 else None
-    if assign is None or assign.targets[0].target.value != name.value:
+    if assign is None:
         raise ArgumentNotFollowed(call, f"`{name.value}` must be bound once in `{caller.name.value}`, as "
                                         f"`{name.value} = SourceClass(...)`")
     return assign.value
-
-
-def _single_assign(statement: cst.BaseStatement) -> cst.Assign | None:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    assign = statement.body[0]
-    if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-        return assign
-    return None
 
 
 def _at_module_level(function: cst.FunctionDef, module: cst.Module) -> bool:

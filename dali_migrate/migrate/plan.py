@@ -19,7 +19,7 @@ from ..rules.dm012_python_source import PYTHON_OPS
 from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
-from .names import all_params, scope_names
+from .names import all_params, assigned_targets, scope_names
 from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
 from .places import node_ids
 
@@ -382,10 +382,9 @@ class _OutsideState(Visitor):
         return False
 
     def _outside(self, target: cst.BaseExpression) -> bool:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            return any(self._outside(e.value) for e in target.elements)
-        if isinstance(target, cst.StarredElement):
-            return self._outside(target.value)
+        return any(self._sets_outside(leaf) for leaf in assigned_targets(target))
+
+    def _sets_outside(self, target: cst.BaseExpression) -> bool:
         if not isinstance(target, (cst.Attribute, cst.Subscript)):
             return False
         root = target

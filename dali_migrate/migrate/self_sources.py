@@ -12,7 +12,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts
 from ..visitors import Visitor, walk
-from .names import all_params
+from .names import all_params, assigned_targets
 from .places import node_ids
 
 
@@ -66,11 +66,7 @@ class _Assignments(Visitor):
         self.found: list[cst.BaseExpression | None] = []
 
     def _targets(self, target: cst.BaseExpression) -> bool:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            return any(self._targets(e.value) for e in target.elements)
-        if isinstance(target, cst.StarredElement):
-            return self._targets(target.value)
-        return isinstance(target, cst.Attribute) and target.attr.value == self.attribute
+        return any(isinstance(t, cst.Attribute) and t.attr.value == self.attribute for t in assigned_targets(target))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

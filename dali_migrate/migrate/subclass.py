@@ -36,7 +36,7 @@ from ..visitors import Transformer, Visitor, walk
 from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
-from .names import all_names, scope_names
+from .names import all_names, assigned_targets, scope_names
 from .ops import TIGHT_EQUAL, keyword_arg
 from .pure import Substitution, evaluates_the_same_twice
 from .wrap import flatten, safe_to_reflow
@@ -341,19 +341,13 @@ def _self_assigned(graph: cst.FunctionDef) -> set[str]:
 
     class Targets(Visitor):
         def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-            for element in _flattened(target.target):
+            for element in assigned_targets(target.target):
                 name = _self_attribute(element)
                 if name is not None:
                     found.add(name)
 
     walk(graph.body, Targets())
     return found
-
-
-def _flattened(target: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [leaf for element in target.elements for leaf in _flattened(element.value)]
-    return [target]
 
 
 def _joined(first: list[cst.Arg], constructed: list[cst.Arg],

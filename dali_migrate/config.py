@@ -28,6 +28,8 @@ class Config:
     line_length: int = 88  # what migrate wraps the lines it writes to: ruff's or black's setting
     loader_module: str = ""  # the dotted module that holds DALITorchLoader; "": placed per file
     capture: bool = False  # migrate: readers' epochs with next_epoch(capture=True)
+    # migrate: a notebook's pipeline run once becomes the reader and one next_epoch() batch
+    one_shot: bool = True
     # set per file by the runner: the module a migrated file imports DALITorchLoader from
     # (None: the class is written into the file, as for stdin)
     loader_import: str | None = None

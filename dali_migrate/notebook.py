@@ -4,8 +4,9 @@ A pipeline is often defined in one cell and run in another, so the code cells ar
 one module, each cell after a marker statement, and split back after the migration. IPython
 syntax (``%magic``, ``!shell``, ``x = !ls``, ``obj?``) is swapped for placeholder statements
 and restored byte for byte; cells that start with a cell magic (``%%bash``) are not Python and
-are left out. Outputs, metadata and markdown cells are never touched, and the JSON is written
-back with the layout it was read with, so a migrated notebook diffs cleanly.
+are left out. Outputs, metadata and markdown cells are never touched (a code cell the migration
+leaves without code, and without outputs, is removed), and the JSON is written back with the
+layout it was read with, so a migrated notebook diffs cleanly.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class CodeCells:
     cell_indexes: list[int] = field(default_factory=list)  # notebook index of each joined cell
     first_lines: list[int] = field(default_factory=list)  # 1-based line of each cell in source
     magics: list[str] = field(default_factory=list)
+    emptied: list[int] = field(default_factory=list)  # cells the migration left without code: removed
 
     _json_places: dict[tuple[int, int], tuple[int, int]] | None = field(default=None, repr=False, compare=False)
 
@@ -175,13 +177,18 @@ def write_code_cells(cells: CodeCells, new_source: str) -> bytes:
     if preamble and cells.cell_indexes:
         parts[cells.cell_indexes[0]][:0] = preamble
     notebook = json.loads(json.dumps(cells.notebook))  # a deep copy
+    cells.emptied = []
     for index, lines in parts.items():
         cell = notebook["cells"][index]
         original = _cell_text(cells.notebook["cells"][index])
         if lines == original.splitlines():
             continue  # unchanged: the source stays as it was stored, line endings and all
+        if not any(line.strip() for line in lines) and not cell.get("outputs"):
+            cells.emptied.append(index)  # its code went elsewhere (a pipeline inlined where it ran)
+            continue
         text = "\n".join(lines) + ("\n" if original.endswith("\n") else "")
         cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
+    notebook["cells"] = [cell for index, cell in enumerate(notebook["cells"]) if index not in cells.emptied]
     return cells.layout.dump(notebook)
 
 
@@ -202,7 +209,8 @@ def cell_diff(old: CodeCells, new_data: bytes, path: str) -> str:
     chunks = []
     for index in old.cell_indexes:
         before = _cell_text(old.notebook["cells"][index]).splitlines(keepends=True)
-        after = _cell_text(new_cells[index]).splitlines(keepends=True)
+        new_index = index - sum(removed < index for removed in old.emptied)
+        after = [] if index in old.emptied else _cell_text(new_cells[new_index]).splitlines(keepends=True)
         if before != after:
             name = f"{path}:cell {index + 1}"
             chunks.append("".join(difflib.unified_diff(_ending(before), _ending(after), f"a/{name}", f"b/{name}")))

@@ -36,6 +36,7 @@ RUNNABLE = {
     "train_script": {"data_dir": str(FIXTURES / "data" / "images"), "shard_id": 1, "num_shards": 2, "gpu": False},
     "gallery_notebook": {},
     "numpy_notebook": {},
+    "one_shot_notebook": {},
     "dense_checks": {},
     "source_epochs": {"root": str(FIXTURES / "data" / "images"), "gpu": False},
     "source_objects": {},

@@ -8,6 +8,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,36 @@ def test_one_output_written_over_several_lines_is_laid_out_as_black_does():
     ) in code
     again = migrate_file(result.new_source, "one_output.py", Config())
     assert again.new_source is None  # a second run changes nothing
+
+
+# Notebooks in the style of DALI's example notebooks, and a dynamic-mode version of each
+# written by hand in the style of NVIDIA's dynamic_mode notebooks (tests/data/handwritten).
+HANDWRITTEN = Path(__file__).parent / "data" / "handwritten"
+NOTEBOOKS = sorted(p.stem for p in HANDWRITTEN.glob("*.py"))
+
+
+def _code_lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+@pytest.mark.parametrize("stem", NOTEBOOKS)
+def test_migrated_notebook_is_within_15_percent_of_a_hand_written_one(stem):
+    from dali_migrate.notebook import notebook_script
+
+    migrated = notebook_script((FIXTURES / "migrate" / f"{stem}.expected.ipynb").read_bytes())
+    by_hand = (HANDWRITTEN / f"{stem}.py").read_text()
+    assert _code_lines(migrated) <= 1.15 * _code_lines(by_hand), (_code_lines(migrated), _code_lines(by_hand))
+
+
+@pytest.mark.parametrize("stem", NOTEBOOKS)
+def test_the_hand_written_version_prints_what_the_notebook_printed(stem):
+    """The yardstick is a real port: it runs and shows the same data."""
+    pytest.importorskip("nvidia.dali")
+    from dali_migrate.notebook import notebook_script
+
+    folder = FIXTURES / "migrate"
+    original = notebook_script((folder / f"{stem}.input.ipynb").read_bytes())
+    runs = [subprocess.run([sys.executable, *command], capture_output=True, text=True, cwd=folder, timeout=300)
+            for command in (["-c", original], [str(HANDWRITTEN / f"{stem}.py")])]
+    assert all(run.returncode == 0 for run in runs), [run.stderr[-2000:] for run in runs]
+    assert runs[0].stdout.strip() and runs[1].stdout == runs[0].stdout

@@ -97,3 +97,15 @@ def test_long_todos_are_wrapped_and_recognised_on_the_next_run():
     assert todos and all(len(line) <= 88 for line in todos)
     assert any(line.lstrip().startswith("#   ") for line in lines)  # the continuation lines
     assert not migrate_file(first.new_source, "loaders.py", Config()).changed
+
+
+def test_a_keyword_added_to_a_call_whose_bracket_has_a_line_of_its_own_goes_before_it():
+    """The pipeline's seed given to a shuffling reader written as black writes a call."""
+    from dali_migrate.migrate.ops import append_keyword
+
+    call = cst.parse_expression('File(\n    file_root=root, random_shuffle=True\n)')
+    added = call.with_changes(args=append_keyword(list(call.args), "seed", cst.Name("seed")))
+    assert cst.Module([]).code_for_node(added) == 'File(\n    file_root=root, random_shuffle=True, seed=seed\n)'
+    one_line = cst.parse_expression("File(file_root=root)")
+    added = one_line.with_changes(args=append_keyword(list(one_line.args), "seed", cst.Name("seed")))
+    assert cst.Module([]).code_for_node(added) == "File(file_root=root, seed=seed)"

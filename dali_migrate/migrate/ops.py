@@ -74,7 +74,11 @@ def append_keyword(args: list[cst.Arg], name: str, value: cst.BaseExpression) ->
         separator = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else \
             cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         return [*args[:-1], last.with_changes(comma=separator), new_arg.with_changes(comma=last.comma)]
-    return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), new_arg]
+    # what stood between the last argument and ")" (a line break where ")" has a line of its own)
+    # now follows the new one
+    return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                                          whitespace_after_arg=cst.SimpleWhitespace("")),
+            new_arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)]
 
 
 @dataclass

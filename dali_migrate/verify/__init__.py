@@ -66,6 +66,7 @@ class PipelineReport:
     comparison: Comparison | None
     rng_aligned: bool
     random_ops: list[str]
+    note: str = ""  # how the migrated side was made, where it is not the migrated file as it is
 
     @property
     def status(self) -> str:
@@ -254,8 +255,8 @@ def _python_source(path: Path) -> bytes:
     return data
 
 
-def _migrated_source(original_source: bytes, original: Path) -> bytes:
-    result = migrate_source(original_source, str(original), Config())
+def _migrated_source(original_source: bytes, original: Path, config: Config = Config()) -> bytes:
+    result = migrate_source(original_source, str(original), config)
     if result.error:
         raise RuntimeError(f"cannot migrate {original}: {result.error}")
     return result.new_source if result.new_source is not None else original_source
@@ -275,19 +276,54 @@ def verify_files(original: Path, migrated: Path | None, options: VerifyOptions) 
         migrated_source = _python_source(migrated) if migrated else _migrated_source(source, original)
     except (OSError, RuntimeError) as error:
         return VerifyReport(error=str(error))
+    inlined = [name for name in names if name not in _top_level_names(migrated_source)]
+    try:  # pipelines a notebook runs once are inlined there: their code is the generator form's
+        generator_form = _migrated_source(source, original, Config(one_shot=False)) if inlined else None
+    except RuntimeError as error:
+        return VerifyReport(error=str(error))
     with ExitStack() as stack:
         left = original if original.suffix != ".ipynb" else stack.enter_context(_beside(original, source, "original"))
         right = migrated if migrated and migrated.suffix != ".ipynb" else stack.enter_context(
             _beside(original, migrated_source, "migrated"))
+        sides = {name: (right, "") for name in names}
+        if generator_form is not None:
+            as_generator = stack.enter_context(_beside(original, generator_form, "generator"))
+            sides.update((name, (as_generator, INLINED_NOTE)) for name in inlined
+                         if name in _top_level_names(generator_form))
         # Jupyter runs a notebook from its own folder; scripts run from where verify was started
         cwd = original.parent.resolve() if original.suffix == ".ipynb" else Path.cwd()
-        return _verify_all(names, sites, random_ops, left, right, options, cwd)
+        return _verify_all(names, sites, random_ops, left, sides, options, cwd)
 
 
-def _verify_all(names, sites, random_ops, original, migrated, options, cwd: Path) -> VerifyReport:
+INLINED_NOTE = ("inlined where the notebook runs it once: compared in the generator form it was "
+                "inlined from; the notebook's own output is what shows the inlined code")
+
+
+def _top_level_names(source: bytes) -> set[str]:
+    """What a module binds at its top level (a migrated pipeline's function or variable)."""
+    import ast
+
+    from ..positions import python_ast
+
+    names: set[str] = set()
+    for statement in python_ast(source).body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _verify_all(names, sites, random_ops, original, migrated: dict, options, cwd: Path) -> VerifyReport:
+    """``migrated``: per pipeline, the file its migrated side runs from, and why if it is not
+    the migrated file itself."""
     report = VerifyReport()
     for name in names:
-        report.pipelines.append(_verify_pipeline(name, sites[name], random_ops[name], original, migrated, options, cwd))
+        path, note = migrated[name]
+        pipeline = _verify_pipeline(name, sites[name], random_ops[name], original, path, options, cwd)
+        pipeline.note = note
+        report.pipelines.append(pipeline)
     return report
 
 

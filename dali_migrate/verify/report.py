@@ -27,7 +27,7 @@ def _pipeline_json(p: PipelineReport) -> dict:
     return {
         "pipeline": p.name, "status": p.status, "batch_size": p.batch_size,
         "comparison": "exact" if p.rng_aligned else "statistical",
-        "random_ops": p.random_ops, **sides,
+        "random_ops": p.random_ops, "note": p.note, **sides,
         "mismatches": [m.__dict__ for m in p.comparison.mismatches] if p.comparison else [],
         "outputs": [o.__dict__ for o in p.comparison.outputs.values()] if p.comparison else [],
     }
@@ -57,6 +57,8 @@ def _write_table(report: VerifyReport, stream: TextIO) -> None:
         kind = "exact (RNG streams aligned)" if p.rng_aligned else (
             "statistical only (RNG streams not aligned; give the pipeline a seed= to compare exactly)")
         console.print(f"[bold]{p.name}[/]: [{colour}]{p.status}[/] - comparison: {kind}")
+        if p.note:
+            console.print(f"  note: {escape(p.note)}")
         for label, side in (("original", p.original), ("migrated", p.migrated)):
             if not side.ok:
                 console.print(f"  {label}: [yellow]{side.kind}[/] {escape(side.error)}")

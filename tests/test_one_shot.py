@@ -200,3 +200,36 @@ def test_only_notebooks_get_the_inlined_form(tmp_path):
     assert b"next(reader.next_epoch(batch_size=batch_size))" in as_notebook.new_source
     assert b"def gallery_pipeline" in without.new_source
     assert as_notebook.pipelines == without.pipelines == [("gallery_pipeline", [])]
+
+
+def test_a_pipeline_with_a_device_of_its_own_computes_in_its_context():
+    code = '''
+    class lib:
+        class EvalContext:
+            def __init__(self, device_id):
+                self.device_id = device_id
+
+            def __enter__(self):
+                print("enter", self.device_id)
+
+            def __exit__(self, *exc):
+                print("exit")
+
+    def f(*, batch_size=2, device_id=0):
+        context = lib.EvalContext(device_id=device_id)
+        reader = Reader(1)
+        while True:
+            for first, second in reader.next_epoch(batch_size=batch_size):
+                with context:
+                    total = first + second
+                yield total, second
+
+    pipe = f(device_id=1)
+    total, second = next(pipe)
+    print(total, second)
+    '''
+    after, names = _inlined(code)
+    assert names == ["f"]
+    assert "with lib.EvalContext(device_id=1):\n    total = first + second\n" in after
+    assert "context" not in after.replace("EvalContext", "")
+    _assert_same_output(code, after)

@@ -11,8 +11,9 @@ This is a plain Python refactoring of code that the audit has already passed, an
 only where it changes no value any other code can see:
 
 - the generator has the exact shape the migration writes (set-up, ``while True:`` over one
-  reader's ``next_epoch``, a body of simple statements, one ``yield`` at its end), no docstring
-  and no comment that would be lost;
+  reader's ``next_epoch``, a body of simple statements, in ``with context:`` where the pipeline
+  had a device of its own, one ``yield`` at its end), no docstring and no comment that would be
+  lost;
 - its name is used by nothing but that one call, and the pipeline variable by nothing but
   that one ``next()`` until it is bound again;
 - every name the inlined code binds at the top level, other than what ``out = next(pipe)``
@@ -46,7 +47,7 @@ class _Generator:
     reader: str
     batch_size: cst.BaseExpression
     target: cst.BaseExpression
-    body: list[cst.SimpleStatementLine]
+    body: list[cst.BaseStatement]  # simple statements, and ``with context:`` blocks of them
     yielded: cst.BaseExpression
 
 
@@ -157,8 +158,9 @@ def _generator(definition: cst.FunctionDef) -> _Generator | None:
         return None
     *body, last = inner[0].body.body
     yielded = _single(last)
-    if (not all(isinstance(s, cst.SimpleStatementLine) for s in body) or not isinstance(yielded, cst.Expr)
-            or not isinstance(yielded.value, cst.Yield) or not isinstance(yielded.value.value, cst.BaseExpression)):
+    if (not all(isinstance(s, cst.SimpleStatementLine) or _in_context(s) for s in body)
+            or not isinstance(yielded, cst.Expr) or not isinstance(yielded.value, cst.Yield)
+            or not isinstance(yielded.value.value, cst.BaseExpression)):
         return None
     if setup and _docstring(setup[0]):
         return None
@@ -166,6 +168,14 @@ def _generator(definition: cst.FunctionDef) -> _Generator | None:
     if _leaves_early([*setup, *body]) or epoch[0] not in scope_names(setup).bound:
         return None
     return generator
+
+
+def _in_context(statement: cst.BaseStatement) -> bool:
+    """``with context:`` around simple statements: a pipeline's own device (its EvalContext)."""
+    return (isinstance(statement, cst.With) and len(statement.items) == 1 and statement.items[0].asname is None
+            and isinstance(statement.items[0].item, cst.Name) and not statement.asynchronous
+            and isinstance(statement.body, cst.IndentedBlock) and not _has_comments(statement.body)
+            and all(isinstance(s, cst.SimpleStatementLine) for s in statement.body.body))
 
 
 def _is_endless(loop: cst.BaseStatement) -> bool:
@@ -321,6 +331,13 @@ class _LoadCounter(cst.CSTVisitor):
         if id(node) not in self.not_loads and node.value == self.name:
             self.count += 1
 
+    @classmethod
+    def count_in(cls, statements: list, name: str) -> int:
+        counter = cls(name)
+        for statement in statements:
+            statement.visit(counter)
+        return counter.count
+
 
 class _Substituted(cst.CSTTransformer):
     def __init__(self, values: dict[str, cst.BaseExpression]) -> None:
@@ -449,6 +466,7 @@ def _rewritten(module: cst.Module, site: _Site, generator: _Generator, substitut
     substitute = _Substituted(substitutions)
     setup = [s.visit(substitute) for s in generator.setup]
     body = [s.visit(substitute) for s in generator.body]
+    setup, body = _context_inline(setup, body)
     batch_size = generator.batch_size.visit(substitute)
     yielded = generator.yielded.visit(substitute)
     made_line, taken_line = module.body[site.made], module.body[site.taken]
@@ -470,6 +488,30 @@ def _rewritten(module: cst.Module, site: _Site, generator: _Generator, substitut
         statements[site.definition] = following.with_changes(
             leading_lines=[*definition.leading_lines, *_without_leading_blanks(following.leading_lines)])
     return module.with_changes(body=statements)
+
+
+def _context_inline(setup: list, body: list) -> tuple[list, list]:
+    """``context = ndd.EvalContext(...)`` entered by one ``with context:`` becomes
+    ``with ndd.EvalContext(...):`` (making a context does nothing until it is entered)."""
+    blocks = [s for s in body if isinstance(s, cst.With)]
+    if len(blocks) != 1:
+        return setup, body
+    name = blocks[0].items[0].item.value
+    made = [s for s in setup if _assigned_context(s, name) is not None]
+    if len(made) != 1 or _LoadCounter.count_in(body, name) != 1 or _LoadCounter.count_in(setup, name) != 1:
+        return setup, body
+    item = blocks[0].items[0].with_changes(item=_assigned_context(made[0], name))
+    entered = blocks[0].with_changes(items=[item])
+    return [s for s in setup if s is not made[0]], [entered if s is blocks[0] else s for s in body]
+
+
+def _assigned_context(statement: cst.BaseStatement, name: str) -> cst.Call | None:
+    small = _single(statement)
+    if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            and small.targets[0].target.value == name and isinstance(small.value, cst.Call)
+            and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "EvalContext"):
+        return small.value
+    return None
 
 
 def _with_leading(original: cst.SimpleStatementLine, statements: list) -> list:

@@ -86,8 +86,11 @@ class ModuleFacts:
     # helper functions that return a pipeline: name -> the variable they return
     pipeline_helpers: dict[str, str] = field(default_factory=dict)
     pipeline_returns: list[cst.BaseExpression] = field(default_factory=list)
+    # What names hold pipeline outputs, while the module is read: a function's own names are
+    # its own (a parameter ``images`` is not the ``images`` another function took from ``run()``)
     output_origin: dict[str, str] = field(default_factory=dict)  # output name -> pipeline var
     output_tuples: set[str] = field(default_factory=set)
+    output_tuples_seen: set[str] = field(default_factory=set)  # every name that held run()'s tuple somewhere
     tensorlists: set[str] = field(default_factory=set)
     dense_tensors: set[str] = field(default_factory=set)  # names bound to ``output.as_tensor()``
     pipeline_method_calls: list[Site] = field(default_factory=list)
@@ -188,6 +191,7 @@ class _FactCollector(Visitor):
         self.statement_index = -1
         self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
         self.output_assignments: set[int] = set()  # ids of ``x = ...`` that bind pipeline outputs
+        self.shadowed: list[dict[str, tuple]] = []  # per function: what its local names meant outside it
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
@@ -237,6 +241,7 @@ class _FactCollector(Visitor):
         if not self.function_stack and not self.class_stack:
             self.facts.module_functions.setdefault(node.name.value, []).append(node)
         self.function_stack.append(node.name.value)
+        self._enter_scope(function_locals(node))
         decorator = pipeline_def_decorator(node, self.facts.imports)
         if decorator is not None:
             self.facts.pipeline_functions.add(node.name.value)
@@ -250,6 +255,28 @@ class _FactCollector(Visitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.graph_stack.pop()
         self.function_stack.pop()
+        self._leave_scope()
+
+    def _output_sets(self) -> tuple[set[str], ...]:
+        return self.facts.tensorlists, self.facts.output_tuples, self.facts.dense_tensors
+
+    def _enter_scope(self, local_names: set[str]) -> None:
+        """A function's local names hold no output until the function binds one to them."""
+        outside = {}
+        for name in local_names:
+            outside[name] = (tuple(name in names for names in self._output_sets()), self.facts.output_origin.pop(name, None))
+            for names in self._output_sets():
+                names.discard(name)
+        self.shadowed.append(outside)
+
+    def _leave_scope(self) -> None:
+        """Past the function, its local names mean what they meant before it."""
+        for name, (membership, origin) in self.shadowed.pop().items():
+            for names, member in zip(self._output_sets(), membership):
+                (names.add if member else names.discard)(name)
+            self.facts.output_origin.pop(name, None)
+            if origin is not None:
+                self.facts.output_origin[name] = origin
 
     def _push(self, graph: Graph) -> None:
         self.facts.graphs.append(graph)
@@ -382,6 +409,7 @@ class _FactCollector(Visitor):
                 self._bind_tensorlists(names, dotted_name(value))
             else:
                 self.facts.output_tuples.update(names)
+                self.facts.output_tuples_seen.update(names)
                 origin = self.facts.output_origin.get(dotted_name(value))
                 self.facts.output_origin.update((name, origin) for name in names)
         else:
@@ -393,6 +421,8 @@ class _FactCollector(Visitor):
     def _bind_outputs(self, target: cst.BaseExpression, run_call: cst.Call, unpacked: bool) -> None:
         names = _assigned_names(target)
         (self.facts.tensorlists if unpacked else self.facts.output_tuples).update(names)
+        if not unpacked:
+            self.facts.output_tuples_seen.update(names)
         origin = dotted_name(run_call.func.value)
         self.facts.output_origin.update((name, origin) for name in names)
 
@@ -526,6 +556,76 @@ class _FactCollector(Visitor):
         if method == "shape" and _is_method_call(receiver, "as_tensor"):
             method = "tensor_shape"  # a dense Tensor's shape() is a list, ndd's .shape a tuple
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
+
+
+def function_locals(function: cst.FunctionDef) -> set[str]:
+    """The names local to ``function``: its parameters and what its own body binds (not the
+    bodies of functions, classes and comprehensions inside it), less ``global``/``nonlocal``."""
+    found = _Locals()
+    walk(function.params, found)
+    walk(function.body, found)
+    return found.bound - found.declared
+
+
+class _Locals(Visitor):
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.declared: set[str] = set()
+
+    def _bind(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.bound.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            self.bound.add((dotted_name(node.name) or "").split(".")[0])
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.declared |= {item.name.value for item in node.names}
+
+    visit_Nonlocal = visit_Global
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.bound.add(node.name.value)
+        return False  # its body is a scope of its own
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.bound.add(node.name.value)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _comprehension(self, node) -> bool:
+        return False  # its targets are its own
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
 
 def iterated_pipeline(call: cst.Call, by_keyword: bool = True) -> cst.BaseExpression | None:

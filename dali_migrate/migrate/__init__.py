@@ -332,7 +332,7 @@ def _escape_todos(facts: ModuleFacts, migrated: list[PipelinePlan],
     pipe_vars = {var for plan in migrated for var in plan.pipe_vars}
     handled = {id(site) for call, _, site in facts.output_arguments if call.func.value in handled_helpers}
     def what(name: str) -> str:
-        return ("holds ndd Batches now, not TensorLists" if name in facts.output_tuples
+        return ("holds ndd Batches now, not TensorLists" if name in facts.output_tuples_seen
                 else "is an ndd Batch now, not a TensorList")
 
     return [Todo("DM007", f"`{site.name}` {site.detail}: it {what(site.name)}; check that the code it goes "

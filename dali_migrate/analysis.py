@@ -15,6 +15,7 @@ from .visitors import Visitor, walk
 from .imports import ImportTable, dotted_name, import_table
 from .optable import Op, OpTable, load_op_table
 from .positions import order_kind
+from .scopes import function_locals
 
 PIPELINE_DEF = "nvidia.dali.pipeline_def"
 PIPELINE_CLASS = "nvidia.dali.Pipeline"
@@ -556,76 +557,6 @@ class _FactCollector(Visitor):
         if method == "shape" and _is_method_call(receiver, "as_tensor"):
             method = "tensor_shape"  # a dense Tensor's shape() is a list, ndd's .shape a tuple
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
-
-
-def function_locals(function: cst.FunctionDef) -> set[str]:
-    """The names local to ``function``: its parameters and what its own body binds (not the
-    bodies of functions, classes and comprehensions inside it), less ``global``/``nonlocal``."""
-    found = _Locals()
-    walk(function.params, found)
-    walk(function.body, found)
-    return found.bound - found.declared
-
-
-class _Locals(Visitor):
-    def __init__(self) -> None:
-        self.bound: set[str] = set()
-        self.declared: set[str] = set()
-
-    def _bind(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self.bound.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.asname is None:
-            self.bound.add((dotted_name(node.name) or "").split(".")[0])
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.declared |= {item.name.value for item in node.names}
-
-    visit_Nonlocal = visit_Global
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.bound.add(node.name.value)
-        return False  # its body is a scope of its own
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.bound.add(node.name.value)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def _comprehension(self, node) -> bool:
-        return False  # its targets are its own
-
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
 
 def iterated_pipeline(call: cst.Call, by_keyword: bool = True) -> cst.BaseExpression | None:

@@ -43,6 +43,7 @@ class FileResult:
     # migrate: each pipeline of the file with why it stays in pipeline mode (none: migrated)
     pipelines: list[tuple[str, list[str]]] = field(default_factory=list)
     safety: dict[str, tuple[str, str]] = field(default_factory=dict)  # migrated pipeline -> (level, why)
+    inlined: list[str] = field(default_factory=list)  # migrated pipelines a notebook runs once, inlined there
     imports_loader: bool = False  # migrate: it now imports DALITorchLoader (Config.loader_import)
     loader_file: str | None = None  # migrate, set by the runner: the file of that module
     loader_ends_at_sources: bool = False  # migrate: it needs the loader's source mode (reader_meta=None)

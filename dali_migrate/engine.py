@@ -385,21 +385,23 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
     raise SourceError("the migrated code did not pass its audit; file left unchanged")
 
 
-def _inline_one_shots(migration, data: bytes) -> None:
-    """A notebook's generators made and advanced once, inlined where the batch is taken; the
-    audited generator form stays if the inlined module does not pass the audit too."""
+def _inline_one_shots(migration, data: bytes) -> list[str]:
+    """A notebook's generators made and advanced once, inlined where the batch is taken (their
+    names); the audited generator form stays if the inlined module does not pass the audit too."""
     from .audit import audit
     from .migrate.one_shot import inline_one_shots
 
     module, inlined = inline_one_shots(migration.module, migration.migrated_pipelines)
     if not inlined:
-        return
+        return []
     try:
         _never_write_what_does_not_parse(module.bytes)
     except SourceError:
-        return
-    if not audit(module.bytes, module.encoding, data):
-        migration.module = module
+        return []
+    if audit(module.bytes, module.encoding, data):
+        return []
+    migration.module = module
+    return inlined
 
 
 def _never_write_what_does_not_parse(new_data: bytes) -> None:
@@ -502,7 +504,8 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         keep = {**_kept_by_noqa(original, data, suppressions), **(keep or {})}
         migrated, audit_blocked = _audited_migration(original, data, config, keep, dict(imported or {}))
         if config.one_shot and is_notebook(path):
-            _inline_one_shots(migrated.migration, data)
+            labels = _labels(migrated)
+            result.inlined = [labels.get(name, name) for name in _inline_one_shots(migrated.migration, data)]
         result.imports_blocked = {**migrated.migration.imports_blocked, **audit_blocked}
         result.pipelines = pipeline_outcomes(migrated)
         result.safety = _safety_by_label(migrated)
@@ -603,7 +606,7 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
         return result
     result.error = _cell_error(cells, inner.error)
     result.diagnostics = [cells.locate(d) for d in inner.diagnostics]
-    result.pipelines, result.safety = inner.pipelines, inner.safety
+    result.pipelines, result.safety, result.inlined = inner.pipelines, inner.safety, inner.inlined
     result.imports_loader = inner.imports_loader
     result.loader_ends_at_sources = inner.loader_ends_at_sources
     if inner.error is None and new_data != data:

@@ -67,7 +67,8 @@ def _pipeline_entry(result: FileResult, name: str, reasons: list[str]) -> dict:
     if reasons:
         return {"name": name, "status": "kept", "safety": None, "why": None, "reasons": reasons}
     level, why = result.safety.get(name, ("exact", "the same data, bit for bit"))
-    return {"name": name, "status": "migrated", "safety": level, "why": why, "reasons": []}
+    return {"name": name, "status": "migrated", "safety": level, "why": why, "reasons": [],
+            "inlined": name in result.inlined}
 
 
 def markdown(data: dict) -> str:

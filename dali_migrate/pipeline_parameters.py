@@ -26,6 +26,7 @@ import libcst as cst
 from .analysis import pipeline_def_decorator
 from .imports import ImportTable, dotted_name
 from .output_helpers import References
+from .scopes import all_params
 from .visitors import walk
 
 
@@ -50,7 +51,7 @@ def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
         calls = uses.calls.get(name, [])
         if not calls or uses.other_uses.get(name):
             continue
-        for param in _named_params(function):
+        for param in all_params(function.params):
             passed = [passed_argument(call, function, param.name.value) for call in calls]
             if all(isinstance(p, cst.Call) and dotted_name(p.func) in pipelines for p in passed):
                 found.append(PipelineParameter(function, param.name, tuple(passed)))
@@ -71,12 +72,6 @@ def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
 def _decorated_pipelines(module: cst.Module, imports: ImportTable) -> set[str]:
     return {statement.name.value for statement in module.body
             if isinstance(statement, cst.FunctionDef) and pipeline_def_decorator(statement, imports) is not None}
-
-
-def _named_params(function: cst.FunctionDef) -> list[cst.Param]:
-    """Every parameter a call can fill by name (``migrate.names.all_params``, which the check
-    path does not import)."""
-    return [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
 
 
 def passed_argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:

@@ -223,7 +223,8 @@ def write_migration_report(results: list[FileResult], stream: TextIO, show_diff:
             else:
                 level, why = r.safety.get(name, ("exact", ""))
                 safety = f" ({level}: {_markup_escape(why)})" if level != "exact" else ""
-                console.print(f"[bold]{r.path}[/]: pipeline `{name}` [green]migrated[/]{safety}")
+                inlined = " (run once: inlined where it ran)" if name in r.inlined else ""
+                console.print(f"[bold]{r.path}[/]: pipeline `{name}` [green]migrated[/]{inlined}{safety}")
     for r in results:
         if r.created and r.changed:
             console.print(f"[bold]{r.path}[/]: {'created' if wrote else 'would create'}: the PyTorch loader "

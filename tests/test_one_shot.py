@@ -200,6 +200,7 @@ def test_only_notebooks_get_the_inlined_form(tmp_path):
     assert b"next(reader.next_epoch(batch_size=batch_size))" in as_notebook.new_source
     assert b"def gallery_pipeline" in without.new_source
     assert as_notebook.pipelines == without.pipelines == [("gallery_pipeline", [])]
+    assert as_notebook.inlined == ["gallery_pipeline"] and without.inlined == as_script.inlined == []
 
 
 def test_a_pipeline_with_a_device_of_its_own_computes_in_its_context():

@@ -38,6 +38,7 @@ import libcst as cst
 from ..notebook import CELL_MARKER
 from .names import all_params, scope_names, target_names
 from .ops import TIGHT_EQUAL
+from .pure import Substitution
 
 
 @dataclass
@@ -339,23 +340,15 @@ class _LoadCounter(cst.CSTVisitor):
         return counter.count
 
 
-class _Substituted(cst.CSTTransformer):
+class _Substituted(Substitution):
     def __init__(self, values: dict[str, cst.BaseExpression]) -> None:
         super().__init__()
         self.values = values
-        self.not_loads: set[int] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.not_loads.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self.not_loads.add(id(node.keyword))
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
-        if id(original_node) in self.not_loads or original_node.value not in self.values:
+        if not self.is_variable(original_node) or original_node.value not in self.values:
             return updated_node
-        return self.values[original_node.value]
+        return self.copy_of(self.values[original_node.value])
 
 
 class _TopLevel:

@@ -142,6 +142,12 @@ def test_kept_where_other_code_could_tell(rest):
     _printed(after)  # the case itself runs
 
 
+def test_a_function_defined_twice_is_kept():
+    """The call runs whichever ``def`` came last before it."""
+    code = GENERATOR + GENERATOR.replace("Reader(1)", "Reader(50)") + "pipe = f()\n(a,) = next(pipe)\nprint(a)\n"
+    assert _inlined(code)[1] == []
+
+
 def test_a_default_computed_from_a_name_bound_twice_is_kept():
     code = '''
     size = 2

@@ -220,7 +220,7 @@ def _inlined(module: cst.Module, site: _Site, name: str) -> cst.Module | None:
     if generator is None or site.definition > site.made:
         return None
     analysis = _TopLevel(module)
-    if analysis.uses_of(name) != 1:  # the call of ``pipe = f(...)`` only
+    if analysis.uses_of(name) != 1 or not analysis.bound_once(name):  # one ``def``, one call
         return None
     arguments = _arguments(generator.definition.params, site.call)
     if arguments is None:

@@ -159,6 +159,14 @@ def pipeline_def_decorator(function: cst.FunctionDef, imports: ImportTable) -> c
     return None
 
 
+def _defaults(params: cst.Parameters) -> dict[str, cst.BaseExpression]:
+    return {p.name.value: p.default for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+            if p.default is not None}
+
+
+NO_OUTPUT = ((False, False, False), None)
+
+
 def _call_name(node: cst.BaseExpression) -> str | None:
     return dotted_name(node.func) if isinstance(node, cst.Call) else None
 
@@ -242,7 +250,7 @@ class _FactCollector(Visitor):
         if not self.function_stack and not self.class_stack:
             self.facts.module_functions.setdefault(node.name.value, []).append(node)
         self.function_stack.append(node.name.value)
-        self._enter_scope(function_locals(node))
+        self._enter_scope(function_locals(node), _defaults(node.params))
         decorator = pipeline_def_decorator(node, self.facts.imports)
         if decorator is not None:
             self.facts.pipeline_functions.add(node.name.value)
@@ -261,23 +269,37 @@ class _FactCollector(Visitor):
     def _output_sets(self) -> tuple[set[str], ...]:
         return self.facts.tensorlists, self.facts.output_tuples, self.facts.dense_tensors
 
-    def _enter_scope(self, local_names: set[str]) -> None:
-        """A function's local names hold no output until the function binds one to them."""
-        outside = {}
+    def _enter_scope(self, local_names: set[str], defaults: dict[str, cst.BaseExpression]) -> None:
+        """A function's local names hold no output until the function binds one to them, but
+        for parameters whose default is one (``def last(out=out)``, ``def f(images=out[0])``):
+        a default is computed where the function is defined."""
+        given = {param: self._meaning_of(default) for param, default in defaults.items()}
+        outside = {name: self._meaning_of(cst.Name(name)) for name in local_names}
         for name in local_names:
-            outside[name] = (tuple(name in names for names in self._output_sets()), self.facts.output_origin.pop(name, None))
-            for names in self._output_sets():
-                names.discard(name)
+            self._set_meaning(name, given.get(name, NO_OUTPUT))
         self.shadowed.append(outside)
+
+    def _meaning_of(self, value: cst.BaseExpression) -> tuple:
+        """(whether it is a TensorList, an output tuple, a dense tensor), and its pipeline."""
+        name = dotted_name(value)
+        if name is not None:
+            return tuple(name in names for names in self._output_sets()), self.facts.output_origin.get(name)
+        if self._is_tensorlist(value):
+            return (True, False, False), self._tensorlist_origin(value)[1]
+        return NO_OUTPUT
+
+    def _set_meaning(self, name: str, meaning: tuple) -> None:
+        membership, origin = meaning
+        for names, member in zip(self._output_sets(), membership):
+            (names.add if member else names.discard)(name)
+        self.facts.output_origin.pop(name, None)
+        if origin is not None:
+            self.facts.output_origin[name] = origin
 
     def _leave_scope(self) -> None:
         """Past the function, its local names mean what they meant before it."""
-        for name, (membership, origin) in self.shadowed.pop().items():
-            for names, member in zip(self._output_sets(), membership):
-                (names.add if member else names.discard)(name)
-            self.facts.output_origin.pop(name, None)
-            if origin is not None:
-                self.facts.output_origin[name] = origin
+        for name, meaning in self.shadowed.pop().items():
+            self._set_meaning(name, meaning)
 
     def _push(self, graph: Graph) -> None:
         self.facts.graphs.append(graph)

@@ -92,6 +92,14 @@ def _dotted(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
+def _defaults(args: ast.arguments) -> dict[str, ast.expr]:
+    """Parameter -> its default expression."""
+    positional = [*args.posonlyargs, *args.args]
+    given = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    given.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    return given
+
+
 def _merge(a: Value | None, b: Value | None) -> Value | None:
     """Either value: what may hold DALI data wins, so that a check that asks "may this be a
     Batch?" says yes, and one that asks "is this certainly not one?" says no."""
@@ -179,12 +187,17 @@ class ValueModel(ast.NodeVisitor):
     # -- statements -----------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         summary = self.functions.get(node.name)
+        # a default is computed where the function is defined: ``def last(out=out)`` holds outputs
+        defaults = {name: self.value(default) for name, default in _defaults(node.args).items()}
         outer = self.env
         self.env = dict(outer)
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
             self.env.pop(arg.arg, None)
+            value = defaults.get(arg.arg)
             if summary is not None and summary.node is node and arg.arg in summary.params:
-                self.env[arg.arg] = summary.params[arg.arg]
+                value = _merge(value, summary.params[arg.arg]) if value is not None else summary.params[arg.arg]
+            if value is not None:
+                self.env[arg.arg] = value
         self.function_stack.append(node.name)
         self._block(node.body)
         self.function_stack.pop()

@@ -103,6 +103,8 @@ class ModuleFacts:
     escaping_outputs: list[Site] = field(default_factory=list)
     datanode_subscripts: list[Site] = field(default_factory=list)
     datanode_shapes: list[Site] = field(default_factory=list)  # ``images.shape()`` in a graph
+    # ``out.at(i)`` calls only read for their ``.shape``: an ndd Tensor has the same tuple
+    sample_shapes: set[int] = field(default_factory=set)
     iterator_uses: list[Site] = field(default_factory=list)
     iterator_subclasses: list[Site] = field(default_factory=list)  # ``class X(DALIGenericIterator)``
     # functions that only receive outputs (``show_images(images)``): name -> output_helpers.OutputHelper
@@ -200,7 +202,7 @@ class _FactCollector(Visitor):
         self.statement_index = -1
         self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
         self.output_assignments: set[int] = set()  # ids of ``x = ...`` that bind pipeline outputs
-        self.shadowed: list[dict[str, tuple]] = []  # per function: what its local names meant outside it
+        self.shadowed: list[dict[str, tuple] | None] = []  # per function: what its names meant outside it
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
@@ -250,7 +252,7 @@ class _FactCollector(Visitor):
         if not self.function_stack and not self.class_stack:
             self.facts.module_functions.setdefault(node.name.value, []).append(node)
         self.function_stack.append(node.name.value)
-        self._enter_scope(function_locals(node), _defaults(node.params))
+        self._enter_scope(node)
         decorator = pipeline_def_decorator(node, self.facts.imports)
         if decorator is not None:
             self.facts.pipeline_functions.add(node.name.value)
@@ -264,20 +266,29 @@ class _FactCollector(Visitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.graph_stack.pop()
         self.function_stack.pop()
-        self._leave_scope()
+        self._leave_scope(original_node)
 
     def _output_sets(self) -> tuple[set[str], ...]:
         return self.facts.tensorlists, self.facts.output_tuples, self.facts.dense_tensors
 
-    def _enter_scope(self, local_names: set[str], defaults: dict[str, cst.BaseExpression]) -> None:
+    def _enter_scope(self, function: cst.FunctionDef) -> None:
         """A function's local names hold no output until the function binds one to them, but
         for parameters whose default is one (``def last(out=out)``, ``def f(images=out[0])``):
-        a default is computed where the function is defined."""
-        given = {param: self._meaning_of(default) for param, default in defaults.items()}
+        a default is computed where the function is defined. While no name holds an output,
+        there is nothing to hide (most functions of a module: its graphs and helpers)."""
+        given = {param: meaning for param, default in _defaults(function.params).items()
+                 if (meaning := self._meaning_of(default)) != NO_OUTPUT}
+        if not given and not self._holds_outputs():
+            self.shadowed.append(None)  # its names are looked up when it is left, if it bound outputs
+            return
+        local_names = function_locals(function)
         outside = {name: self._meaning_of(cst.Name(name)) for name in local_names}
         for name in local_names:
             self._set_meaning(name, given.get(name, NO_OUTPUT))
         self.shadowed.append(outside)
+
+    def _holds_outputs(self) -> bool:
+        return any(self._output_sets()) or bool(self.facts.output_origin)
 
     def _meaning_of(self, value: cst.BaseExpression) -> tuple:
         """(whether it is a TensorList, an output tuple, a dense tensor), and its pipeline."""
@@ -296,9 +307,12 @@ class _FactCollector(Visitor):
         if origin is not None:
             self.facts.output_origin[name] = origin
 
-    def _leave_scope(self) -> None:
+    def _leave_scope(self, function: cst.FunctionDef) -> None:
         """Past the function, its local names mean what they meant before it."""
-        for name, meaning in self.shadowed.pop().items():
+        outside = self.shadowed.pop()
+        if outside is None:  # no name held an output when it began
+            outside = dict.fromkeys(function_locals(function), NO_OUTPUT) if self._holds_outputs() else {}
+        for name, meaning in outside.items():
             self._set_meaning(name, meaning)
 
     def _push(self, graph: Graph) -> None:
@@ -549,6 +563,10 @@ class _FactCollector(Visitor):
             return self._is_tensorlist(node.func.value)
         return isinstance(node, cst.Subscript) and (
             dotted_name(node.value) in self.facts.output_tuples or self._is_run_call(node.value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "shape" and _is_method_call(node.value, "at") and self._is_tensorlist(node.value.func.value):
+            self.facts.sample_shapes.add(id(node.value))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if self.graph is not None and self.is_datanode_expr(node.value):

@@ -7,6 +7,7 @@ the CLI and the reporters.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -600,6 +601,8 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
     try:
         cells = read_code_cells(data)
         inner = migrate_source(cells.source.encode("utf-8"), path, config)
+        if inner.new_source:
+            _refuse_what_opaque_cells_use(cells, config)
         new_data = write_code_cells(cells, inner.new_source.decode("utf-8")) if inner.new_source else data
     except NotebookError as error:
         result.error = str(error)
@@ -613,6 +616,31 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
         result.changed, result.new_source = True, new_data
         result.diff = cell_diff(cells, new_data, path)
     return result
+
+
+# cell magics whose cells are another language or written to a file: DALI's names in them are text
+NOT_RUN_HERE = frozenset({"bash", "sh", "script", "html", "HTML", "javascript", "js", "latex", "markdown",
+                          "svg", "perl", "ruby", "writefile", "file", "system"})
+
+
+def _refuse_what_opaque_cells_use(cells, config: Config) -> None:
+    """A cell under a cell magic that runs Python the tool does not read (``%%timeit``,
+    ``%%prun``) must not use a name whose meaning the migration changes (a pipeline, its
+    variable, its outputs): its ``pipe.run()`` would meet a generator."""
+    from .notebook import NotebookError, cell_magic
+
+    opaque = [(index, text) for index, text in cells.opaque if cell_magic(text) not in NOT_RUN_HERE]
+    if not opaque:
+        return
+    facts = analyse(parse(cells.source.encode("utf-8")), config).facts
+    changed = (facts.pipeline_vars | facts.pipeline_functions | set(facts.pipeline_helpers) | facts.tensorlists
+               | facts.output_tuples_seen | set(facts.output_origin))
+    for index, text in opaque:
+        used = sorted(changed & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)))
+        if used:
+            raise NotebookError(f"cell {index + 1} runs under `%%{cell_magic(text)}`, which dali-migrate does "
+                                f"not read as Python, and uses `{used[0]}`, which the migration changes; "
+                                "move that code to a plain cell (or under `%%time`), then migrate again")
 
 
 def _cell_error(cells, error: str | None) -> str | None:

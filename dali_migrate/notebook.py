@@ -3,8 +3,9 @@
 A pipeline is often defined in one cell and run in another, so the code cells are joined into
 one module, each cell after a marker statement, and split back after the migration. IPython
 syntax (``%magic``, ``!shell``, ``x = !ls``, ``obj?``) is swapped for placeholder statements
-and restored byte for byte; cells that start with a cell magic (``%%bash``) are not Python and
-are left out. Outputs, metadata and markdown cells are never touched (a code cell the migration
+and restored byte for byte; the code under ``%%time`` and ``%%capture`` is Python like any
+other; cells that start with another cell magic (``%%bash``, ``%%timeit``) are left out, and a
+migration that changes a name such a cell uses is refused (``engine.migrate_file``). Outputs, metadata and markdown cells are never touched (a code cell the migration
 leaves without code, and without outputs, is removed), and the JSON is written back with the
 layout it was read with, so a migrated notebook diffs cleanly.
 """
@@ -51,6 +52,7 @@ class CodeCells:
     cell_indexes: list[int] = field(default_factory=list)  # notebook index of each joined cell
     first_lines: list[int] = field(default_factory=list)  # 1-based line of each cell in source
     magics: list[str] = field(default_factory=list)
+    opaque: list[tuple[int, str]] = field(default_factory=list)  # (index, text) of cells left out
     emptied: list[int] = field(default_factory=list)  # cells the migration left without code: removed
 
     _json_places: dict[tuple[int, int], tuple[int, int]] | None = field(default=None, repr=False, compare=False)
@@ -127,8 +129,21 @@ def _cell_text(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
+# cell magics that run the rest of the cell as Python in the notebook's namespace, and whose
+# own line holds no code (``%%timeit``'s can: its setup statement)
+PYTHON_CELL_MAGICS = ("time", "capture")
+
+
+def cell_magic(text: str) -> str | None:
+    """The cell magic a cell starts with (``time`` for ``%%time``), or None."""
+    stripped = text.lstrip()
+    if not stripped.startswith("%%"):
+        return None
+    return stripped[2:].split(None, 1)[0] if stripped[2:].strip() else ""
+
+
 def _is_python(text: str) -> bool:
-    return not text.lstrip().startswith("%%")
+    return cell_magic(text) in (None, *PYTHON_CELL_MAGICS)
 
 
 def read_code_cells(data: bytes) -> CodeCells:
@@ -143,7 +158,10 @@ def read_code_cells(data: bytes) -> CodeCells:
     lines: list[str] = []
     for index, cell in enumerate(notebook["cells"]):
         text = _cell_text(cell)
-        if cell.get("cell_type") != "code" or not _is_python(text):
+        if cell.get("cell_type") != "code":
+            continue
+        if not _is_python(text):
+            cells.opaque.append((index, text))
             continue
         lines.append(CELL_MARKER.format(index))
         cells.cell_indexes.append(index)

@@ -148,3 +148,30 @@ def test_a_framework_iterator_gets_its_loader_class_in_the_import_cell():
     assert "class DALITorchLoader:" in sources[0]
     assert "DALITorchLoader" not in sources[1] and sources[1].startswith("def pipe_def(root, *,")
     assert "loader = DALITorchLoader(pipe, [\"label\"]" in sources[2]
+
+
+def _with_last_cell(text: str) -> bytes:
+    notebook = _notebook()
+    notebook["cells"][4]["source"] = text.splitlines(keepends=True)
+    return _dump(notebook)
+
+
+def test_code_under_time_and_capture_is_migrated_as_python():
+    """``%%time`` runs its cell as Python: a ``pipe.run()`` there is the pipeline's too."""
+    for magic in ("%%time", "%%capture captured"):
+        result = _migrate(_with_last_cell(f"{magic}\nmore, _ = pipe.run()\nprint(more.at(0))"))
+        assert "".join(json.loads(result.new_source)["cells"][4]["source"]) == (
+            f"{magic}\nmore, _ = next(pipe)\nprint(np.asarray(more.tensors[0]))")
+
+
+def test_a_cell_magic_the_tool_cannot_read_that_uses_the_pipeline_refuses_the_notebook():
+    data = _with_last_cell("%%timeit -n1 -r1\npipe.run()")
+    result = migrate_file(data, "explore.ipynb", Config())
+    assert "cell 5 runs under `%%timeit`" in result.error and "`pipe`" in result.error
+    assert result.new_source is None and not result.changed
+    # another language's cell that merely spells the name is no obstacle (the %%bash cell above)
+    assert _migrate(_notebook_bytes()).changed
+
+
+def _notebook_bytes() -> bytes:
+    return _dump(_notebook())

@@ -47,6 +47,7 @@ class CallSiteRewrites:
     reader_meta: ReaderMetaRewrites = field(default_factory=ReaderMetaRewrites)
     checkpoints: CheckpointRewrites = field(default_factory=CheckpointRewrites)
     dense_checks: set[int] = field(default_factory=set)  # the comparisons written for is_dense_tensor()
+    sample_shapes: set[int] = field(default_factory=set)  # ``out.at(i)`` read only for ``.shape``
 
     def statements_for(self, line: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> list | None:
         """What replaces ``line``: ``pipe.checkpoint()`` becomes collect + serialize; a checkpoint
@@ -99,6 +100,8 @@ class CallSiteRewrites:
         if method == "at":
             sample = cst.Subscript(value=_attr(receiver, "tensors"),
                                    slice=[cst.SubscriptElement(cst.Index(updated.args[0].value))])
+            if key in self.sample_shapes:  # ``out.at(i).shape``: an ndd Tensor's shape is the same tuple
+                return sample
             return _call(_dotted(f"{self.numpy_alias}.asarray"), sample)
         if method == "as_cpu":
             return updated.with_changes(func=_attr(receiver, "cpu"))
@@ -170,11 +173,12 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
         elif site.detail in RUN_LIKE:
             rewrites.run_calls.add(id(site.node))
         rewrites.fixed_ids.add(id(site.node))
+    rewrites.sample_shapes = facts.sample_shapes
     for site in facts.tensorlist_uses:
         if site.origin in pipe_vars:
             rewrites.output_uses[id(site.node)] = site.detail
             rewrites.fixed_ids.add(id(site.node))
-            if site.detail in NUMPY_METHODS and existing_numpy is None:
+            if site.detail in NUMPY_METHODS and existing_numpy is None and id(site.node) not in facts.sample_shapes:
                 rewrites.needs_numpy = True
     return rewrites
 

@@ -372,7 +372,7 @@ class _FactCollector(Visitor):
             return
         for target in original_node.targets:
             if isinstance(target.target, cst.Name):
-                for names in (self.facts.tensorlists, self.facts.output_tuples, self.facts.dense_tensors):
+                for names in self._output_sets():
                     names.discard(target.target.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:

@@ -395,11 +395,12 @@ def _inline_one_shots(migration, data: bytes) -> list[str]:
     module, inlined = inline_one_shots(migration.module, migration.migrated_pipelines)
     if not inlined:
         return []
+    new_data = module.bytes  # generated once: both checks read it
     try:
-        _never_write_what_does_not_parse(module.bytes)
+        _never_write_what_does_not_parse(new_data)
     except SourceError:
         return []
-    if audit(module.bytes, module.encoding, data):
+    if audit(new_data, module.encoding, data):
         return []
     migration.module = module
     return inlined
@@ -645,8 +646,6 @@ def _refuse_what_opaque_cells_use(cells, config: Config) -> None:
 
 def _cell_error(cells, error: str | None) -> str | None:
     """Errors name lines of the joined cells; say which cell and line they are."""
-    import re
-
     if error is None:
         return None
     match = re.search(r"line (\d+), column (\d+)", error)

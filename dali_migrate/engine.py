@@ -624,24 +624,31 @@ NOT_RUN_HERE = frozenset({"bash", "sh", "script", "html", "HTML", "javascript", 
                           "svg", "perl", "ruby", "writefile", "file", "system"})
 
 
+# line magics that run the Python statement they are given
+PYTHON_LINE_MAGICS = frozenset({"time", "timeit", "prun", "debug", "memit", "lprun"})
+
+
 def _refuse_what_opaque_cells_use(cells, config: Config) -> None:
-    """A cell under a cell magic that runs Python the tool does not read (``%%timeit``,
-    ``%%prun``) must not use a name whose meaning the migration changes (a pipeline, its
-    variable, its outputs): its ``pipe.run()`` would meet a generator."""
+    """Code the tool does not read as Python, under a cell magic (``%%timeit``, ``%%prun``) or a
+    line magic (``%timeit pipe.run()``), must not use a name whose meaning the migration changes
+    (a pipeline, its variable, its outputs): its ``pipe.run()`` would meet a generator."""
     from .notebook import NotebookError, cell_magic
 
-    opaque = [(index, text) for index, text in cells.opaque if cell_magic(text) not in NOT_RUN_HERE]
+    opaque = [(f"cell {index + 1} runs under `%%{cell_magic(text)}`", text) for index, text in cells.opaque
+              if cell_magic(text) not in NOT_RUN_HERE]
+    opaque += [(f"`{line.strip()}` runs a line magic", line) for line in cells.magics
+               if (magic := re.search(r"%(\w+)", line)) and magic.group(1) in PYTHON_LINE_MAGICS]
     if not opaque:
         return
     facts = analyse(parse(cells.source.encode("utf-8")), config).facts
     changed = (facts.pipeline_vars | facts.pipeline_functions | set(facts.pipeline_helpers) | facts.tensorlists
                | facts.output_tuples_seen | set(facts.output_origin))
-    for index, text in opaque:
+    for where, text in opaque:
         used = sorted(changed & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)))
         if used:
-            raise NotebookError(f"cell {index + 1} runs under `%%{cell_magic(text)}`, which dali-migrate does "
-                                f"not read as Python, and uses `{used[0]}`, which the migration changes; "
-                                "move that code to a plain cell (or under `%%time`), then migrate again")
+            raise NotebookError(f"{where}, which dali-migrate does not read as Python, and uses `{used[0]}`, "
+                                "which the migration changes; make it plain Python (code under `%%time` is "
+                                "read as Python), then migrate again")
 
 
 def _cell_error(cells, error: str | None) -> str | None:

@@ -175,3 +175,12 @@ def test_a_cell_magic_the_tool_cannot_read_that_uses_the_pipeline_refuses_the_no
 
 def _notebook_bytes() -> bytes:
     return _dump(_notebook())
+
+
+def test_a_line_magic_that_runs_the_pipeline_refuses_the_notebook():
+    notebook = _notebook()
+    notebook["cells"][3]["source"] = (RUN_CELL + "\n%timeit pipe.run()").splitlines(keepends=True)
+    result = migrate_file(_dump(notebook), "explore.ipynb", Config())
+    assert "`%timeit pipe.run()` runs a line magic" in result.error and result.new_source is None
+    notebook["cells"][3]["source"] = (RUN_CELL + "\n%time total = 1 + 1").splitlines(keepends=True)
+    assert _migrate(_dump(notebook)).changed  # a line magic that uses none of the pipeline's names

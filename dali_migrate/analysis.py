@@ -14,6 +14,7 @@ from .visitors import Visitor, walk
 
 from .imports import ImportTable, dotted_name, import_table
 from .optable import Op, OpTable, load_op_table
+from .pipeline_scopes import PipelineScopes, spelled
 from .positions import order_kind
 from .scopes import function_locals
 
@@ -81,7 +82,10 @@ class ModuleFacts:
     pipeline_functions: set[str] = field(default_factory=set)
     pipeline_classes: set[str] = field(default_factory=set)
     pipeline_subclass_defs: list[Site] = field(default_factory=list)
+    # pipeline variables by key (pipeline_scopes.py: ``pipe``, ``self.pipe``, ``pipe@train#3``)
     pipeline_vars: set[str] = field(default_factory=set)
+    # id(name node) -> the pipeline variable it reads, or None where a function's own name hides one
+    pipeline_refs: dict[int, str | None] = field(default_factory=dict)
     # pipeline variable -> every factory a binding of that name calls ("Pipeline" for objects)
     pipeline_var_factories: dict[str, set[str]] = field(default_factory=dict)
     # helper functions that return a pipeline: name -> the variable they return
@@ -115,6 +119,19 @@ class ModuleFacts:
     @property
     def uses_dali(self) -> bool:
         return self.imports.uses_dali
+
+    def key_of(self, node: cst.BaseExpression | None) -> str | None:
+        """The pipeline variable ``node`` (a name or ``self.pipe``) reads, or None."""
+        if node is None:
+            return None
+        if id(node) in self.pipeline_refs:
+            return self.pipeline_refs[id(node)]
+        name = dotted_name(node)
+        return name if name in self.pipeline_vars else None
+
+    def pipeline_var_names(self) -> set[str]:
+        """Pipeline variables as the code spells them."""
+        return {spelled(key) for key in self.pipeline_vars}
 
     def graphs_of(self, var: str, seen: frozenset[str] = frozenset()) -> set[str]:
         """The pipelines a variable may hold: its factories, looked through helper functions."""
@@ -185,6 +202,14 @@ def _assigned_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
+def is_pipeline_target(node: cst.BaseExpression | None) -> bool:
+    """A name, or an attribute of ``self`` (``self.pipe``): what a pipeline is held in where its
+    uses can be followed within one function."""
+    if isinstance(node, cst.Name):
+        return True
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
 def _is_method_call(node: cst.BaseExpression, method: str) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method
 
@@ -194,7 +219,7 @@ def _unpacks(target: cst.BaseExpression) -> bool:
 
 
 class _FactCollector(Visitor):
-    def __init__(self, facts: ModuleFacts) -> None:
+    def __init__(self, facts: ModuleFacts, parameter_keys: dict[int, str]) -> None:
         self.facts = facts
         self.graph_stack: list[Graph | None] = []
         self.class_stack: list[bool] = []
@@ -203,6 +228,7 @@ class _FactCollector(Visitor):
         self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
         self.output_assignments: set[int] = set()  # ids of ``x = ...`` that bind pipeline outputs
         self.shadowed: list[dict[str, tuple] | None] = []  # per function: what its names meant outside it
+        self.pipelines = PipelineScopes(parameter_keys)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
@@ -252,6 +278,7 @@ class _FactCollector(Visitor):
         if not self.function_stack and not self.class_stack:
             self.facts.module_functions.setdefault(node.name.value, []).append(node)
         self.function_stack.append(node.name.value)
+        self.pipelines.enter(node)
         self._enter_scope(node)
         decorator = pipeline_def_decorator(node, self.facts.imports)
         if decorator is not None:
@@ -266,6 +293,7 @@ class _FactCollector(Visitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.graph_stack.pop()
         self.function_stack.pop()
+        self.pipelines.leave()
         self._leave_scope(original_node)
 
     def _output_sets(self) -> tuple[set[str], ...]:
@@ -345,9 +373,8 @@ class _FactCollector(Visitor):
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
-            name = dotted_name(item.item)
-            if name in self.facts.pipeline_vars:
-                self._push(Graph("with", node, name))
+            if self._pipeline_key(item.item) is not None:
+                self._push(Graph("with", node, dotted_name(item.item)))
                 return
             if isinstance(item.item, cst.Call) and self.is_pipeline_factory(item.item):
                 self._push(Graph("with", node, _call_name(item.item) or "pipeline"))
@@ -417,11 +444,14 @@ class _FactCollector(Visitor):
         names = _assigned_names(target)
         outputs = True
         if isinstance(value, cst.Call) and self.is_pipeline_factory(value):
-            self.facts.pipeline_vars.update(names)
+            keys = [self.pipelines.bind(name) for name in names]
+            self.facts.pipeline_vars.update(keys)
             self.facts.pipeline_factory_calls.append(value)
             self.facts.pipeline_binding_targets.append(target)
-            for name in names:
-                self.facts.pipeline_var_factories.setdefault(name, set()).add(self._factory_name(value))
+            if is_pipeline_target(target):
+                self.facts.pipeline_refs[id(target)] = keys[0]
+            for key in keys:
+                self.facts.pipeline_var_factories.setdefault(key, set()).add(self._factory_name(value))
             outputs = False
         elif self._is_run_call(value):
             self._bind_outputs(target, value, unpacked=_unpacks(target))
@@ -460,7 +490,7 @@ class _FactCollector(Visitor):
         (self.facts.tensorlists if unpacked else self.facts.output_tuples).update(names)
         if not unpacked:
             self.facts.output_tuples_seen.update(names)
-        origin = dotted_name(run_call.func.value)
+        origin = self._pipeline_key(run_call.func.value)
         self.facts.output_origin.update((name, origin) for name in names)
 
     def _is_run_call(self, node: cst.BaseExpression) -> bool:
@@ -468,8 +498,16 @@ class _FactCollector(Visitor):
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in RUN_METHODS
-            and dotted_name(node.func.value) in self.facts.pipeline_vars
+            and self._pipeline_key(node.func.value) is not None
         )
+
+    def _pipeline_key(self, node: cst.BaseExpression) -> str | None:
+        return self.pipelines.key(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        """Where a name is spelled like a pipeline variable, which one it reads (for stray uses)."""
+        if node.value in self.pipelines.spelled:
+            self.facts.pipeline_refs[id(node)] = self.pipelines.key(node)
 
     # -- uses --------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -490,8 +528,9 @@ class _FactCollector(Visitor):
             self.facts.datanode_shapes.append(Site(node, dotted_name(node.func.value) or "DataNode"))
         receiver = dotted_name(node.func.value)
         method = node.func.attr.value
-        if receiver in self.facts.pipeline_vars:
-            self.facts.pipeline_method_calls.append(Site(node, receiver, method))
+        key = self._pipeline_key(node.func.value)
+        if key is not None:
+            self.facts.pipeline_method_calls.append(Site(node, receiver, method, key))
         elif isinstance(node.func.value, cst.Call) and self.is_pipeline_factory(node.func.value):
             # ``train_pipe(...).serialize()``: a method of a pipeline never bound to a name
             self.facts.pipeline_method_calls.append(Site(node, f"{dotted_name(node.func.value.func)}()", method))
@@ -516,8 +555,8 @@ class _FactCollector(Visitor):
     def visit_Return(self, node: cst.Return) -> None:
         """``return pipe`` in a plain function makes that function a pipeline factory; returning
         an output hands a Batch to the caller."""
-        returned = dotted_name(node.value) if node.value is not None else None
-        if self.graph is None and self.function_stack and returned in self.facts.pipeline_vars:
+        returned = self._pipeline_key(node.value) if node.value is not None else None
+        if self.graph is None and self.function_stack and returned is not None:
             self.facts.pipeline_helpers[self._helper_name()] = returned
             self.facts.pipeline_returns.append(node.value)
         elif (self.graph is None and self.function_stack and isinstance(node.value, cst.Call)
@@ -543,7 +582,7 @@ class _FactCollector(Visitor):
         if name in self.facts.tensorlists or name in self.facts.output_tuples or self._is_tensorlist(value):
             origin = self.facts.output_origin.get(name) if name else None
             if origin is None and isinstance(value, cst.Subscript) and self._is_run_call(value.value):
-                origin = dotted_name(value.value.func.value)
+                origin = self._pipeline_key(value.value.func.value)
             elif origin is None and isinstance(value, cst.Subscript):  # ``out[0]`` of ``out = pipe.run()``
                 origin = self.facts.output_origin.get(dotted_name(value.value))
             site = Site(value, name or "output", how, origin)
@@ -587,7 +626,7 @@ class _FactCollector(Visitor):
         base = receiver
         while isinstance(base, (cst.Subscript, cst.Call)):
             if self._is_run_call(base):  # ``pipe.run()[0].at(1)``: the pipeline itself
-                return dotted_name(base) or "output", dotted_name(base.func.value)
+                return dotted_name(base) or "output", self._pipeline_key(base.func.value)
             base = base.value if isinstance(base, cst.Subscript) else base.func.value
         name = dotted_name(base) or "output"
         return name, self.facts.output_origin.get(name)
@@ -626,8 +665,8 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
     facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
     facts.pipeline_functions |= imported_pipelines
     if facts.uses_dali or imported_pipelines:
-        _bind_pipeline_parameters(module, facts, imported_pipelines)
-        collector = _FactCollector(facts)
+        parameter_keys = _bind_pipeline_parameters(module, facts, imported_pipelines)
+        collector = _FactCollector(facts, parameter_keys)
         for index, statement in enumerate(module.body):
             collector.statement_index = index
             walk(statement, collector)
@@ -639,16 +678,20 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
     return facts
 
 
-def _bind_pipeline_parameters(module: cst.Module, facts: ModuleFacts, imported_pipelines: frozenset[str]) -> None:
+def _bind_pipeline_parameters(module: cst.Module, facts: ModuleFacts,
+                              imported_pipelines: frozenset[str]) -> dict[int, str]:
     """Parameters that every call fills with a pipeline (``show(plain(ROOT), 2)``) are pipeline
     variables; the calls passed are their factory calls, bound to no statement (so nothing is
-    placed after them)."""
+    placed after them). Returns id(parameter name) -> its key."""
     from .pipeline_parameters import find_pipeline_parameters
 
-    for parameter in find_pipeline_parameters(module, facts.imports, imported_pipelines):
-        name = parameter.name.value
+    keys: dict[int, str] = {}
+    for number, parameter in enumerate(find_pipeline_parameters(module, facts.imports, imported_pipelines)):
+        name = keys[id(parameter.name)] = f"{parameter.name.value}@{parameter.function.name.value}#p{number}"
+        facts.pipeline_refs[id(parameter.name)] = name
         facts.pipeline_vars.add(name)
         facts.pipeline_var_factories.setdefault(name, set()).update(dotted_name(c.func) for c in parameter.calls)
         facts.pipeline_factory_calls.extend(parameter.calls)
         facts.pipeline_binding_targets.extend(parameter.calls)
         facts.pipeline_parameters.append(parameter.name)
+    return keys

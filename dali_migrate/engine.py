@@ -641,7 +641,7 @@ def _refuse_what_opaque_cells_use(cells, config: Config) -> None:
     if not opaque:
         return
     facts = analyse(parse(cells.source.encode("utf-8")), config).facts
-    changed = (facts.pipeline_vars | facts.pipeline_functions | set(facts.pipeline_helpers) | facts.tensorlists
+    changed = (facts.pipeline_var_names() | facts.pipeline_functions | set(facts.pipeline_helpers) | facts.tensorlists
                | facts.output_tuples_seen | set(facts.output_origin))
     for where, text in opaque:
         used = sorted(changed & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)))

@@ -47,6 +47,7 @@ RUNNABLE = {
     "trust_outputs": {},
     "pipeline_helpers": {"root": str(FIXTURES / "data" / "images")},
     "trust_names": {},
+    "scoped_pipelines": {"data_dir": str(FIXTURES / "data" / "images")},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}

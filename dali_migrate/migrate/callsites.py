@@ -166,7 +166,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
             rewrites.fixed_ids.add(id(call))
             rewrites.fixed_ids |= {id(arg) for arg in call.args}
     for site in facts.pipeline_method_calls:
-        if site.name not in pipe_vars:
+        if site.origin not in pipe_vars:
             continue
         if site.detail == "build":
             rewrites.build_calls.add(id(site.node))

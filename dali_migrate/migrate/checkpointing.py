@@ -26,6 +26,7 @@ from ..visitors import Visitor
 
 from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
+from ..pipeline_scopes import spelled
 from .ops import is_true, keyword_values
 from .reader_meta import NotMigratable, factory_in_scope
 
@@ -67,7 +68,7 @@ class CheckpointRewrites:
 
 
 def checkpoint_sites(facts: ModuleFacts, var: str) -> list[Site]:
-    return [s for s in facts.pipeline_method_sites(CHECKPOINT_METHOD) if s.name == var]
+    return [s for s in facts.pipeline_method_sites(CHECKPOINT_METHOD) if s.origin == var]
 
 
 def plan_checkpoints(plan, facts: ModuleFacts, factories: dict[str, list[cst.Call]], places,
@@ -84,14 +85,14 @@ def plan_checkpoints(plan, facts: ModuleFacts, factories: dict[str, list[cst.Cal
             if not own and "checkpoint" not in given:
                 continue
             if not (enabled_by_decorator or is_true(given.get("enable_checkpointing"))):
-                raise CheckpointNotMigratable(call, f"`{var}.checkpoint()` on a pipeline built without "
+                raise CheckpointNotMigratable(call, f"`{spelled(var)}.checkpoint()` on a pipeline built without "
                                                     "`enable_checkpointing=True`")
-            _plan_one(rewrites, var, call, own, given, ndd_alias, statement_of)
+            _plan_one(rewrites, spelled(var), call, own, given, ndd_alias, statement_of)
         for site in sites:
             if binding[id(site.node)] is None:
                 continue  # another pipeline's
             if id(site.node) not in rewrites.replaced:
-                raise CheckpointNotMigratable(site.node, f"`{var}.checkpoint()` must be a statement of its own")
+                raise CheckpointNotMigratable(site.node, f"`{spelled(var)}.checkpoint()` must be a statement of its own")
     unbound = [c for c in plan.factory_calls if "checkpoint" in keyword_values(c) and id(c) not in rewrites.before]
     if unbound:
         raise CheckpointNotMigratable(unbound[0], "a restored pipeline must be assigned to a name: "

@@ -24,7 +24,7 @@ from ..imports import dotted_name
 from ..rules.dm010_framework_iterator import GUIDANCE, plugin_name
 from .names import all_names
 from .ops import NotALiteral, bracket_moved, keyword_arg, literal_value, realigned
-from .plan import is_pipeline_reference
+from ..analysis import is_pipeline_target
 from .reader_meta import NotMigratable, reader_name_node
 
 PYTORCH = "nvidia.dali.plugin.pytorch."
@@ -44,7 +44,7 @@ POLICIES = {"FILL": "fill", "PARTIAL": "partial", "DROP": "drop"}
 def iterator_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
     """Framework iterators built over one of ``pipe_vars``."""
     return [site for site in facts.iterator_uses
-            if dotted_name(iterated_pipeline(site.node) or cst.Name("_")) in pipe_vars]
+            if facts.key_of(iterated_pipeline(site.node)) in pipe_vars]
 
 
 def _bind(call: cst.Call, parameters: list[str]) -> dict[str, cst.BaseExpression]:
@@ -264,6 +264,6 @@ def unbound_pipelines(facts: ModuleFacts, pipeline_names: set[str]) -> list[Site
     found = []
     for site in facts.iterator_uses:
         argument = iterated_pipeline(site.node)
-        if argument is not None and not is_pipeline_reference(argument) and all_names(argument) & pipeline_names:
+        if argument is not None and not is_pipeline_target(argument) and all_names(argument) & pipeline_names:
             found.append(site)
     return found

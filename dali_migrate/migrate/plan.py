@@ -12,7 +12,8 @@ import libcst as cst
 
 from ..visitors import Visitor, walk
 
-from ..analysis import DaliCall, Graph, ModuleFacts, iterated_pipeline
+from ..analysis import DaliCall, Graph, ModuleFacts, is_pipeline_target, iterated_pipeline
+from ..pipeline_scopes import spelled
 from ..imports import IMPORT_FROM_TYPES, IMPORT_TYPES, dotted_name
 from ..rules.dm004_mixed_device import mixed_device_strings
 from ..rules.dm012_python_source import PYTHON_OPS
@@ -544,7 +545,7 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
         plan.block("DM013", plan.function, "checkpointing a pipeline with `external_source`: ndd keeps no "
                                            "state of the source; save its position yourself")
     for site in facts.pipeline_method_calls:
-        if site.name in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
+        if site.origin in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
             code = METHOD_RULES.get(site.detail, "DM003")
             plan.block(code, site.node, _method_reason(site))
         elif site.name == f"{name}()":  # ``train_pipe().serialize()``: a pipeline never bound
@@ -574,7 +575,7 @@ def _block_graph_consumers(plan: PipelinePlan, facts: ModuleFacts, stray_ids: se
         plugin, pipeline = plugin_name(site.name), iterated_pipeline(site.node)
         if plugin not in GRAPH_CONSUMERS or pipeline is None:
             continue
-        if id(pipeline) in stray_ids or dotted_name(pipeline) in (plan.graph.name, *plan.pipe_vars):
+        if id(pipeline) in stray_ids or dotted_name(pipeline) == plan.graph.name or facts.key_of(pipeline) in plan.pipe_vars:
             consumed.add(id(pipeline))
             short = site.name.rsplit(".", 1)[-1]
             plan.block("DM010", site.node, (
@@ -597,7 +598,7 @@ def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> Non
                 if others:
                     other = sorted(others)[0]
                     held = "a `Pipeline` object" if other == "Pipeline" else f"`{other}`"
-                    plan.block("DM003", plan.function, f"`{var}` also holds {held}, which is not migrated")
+                    plan.block("DM003", plan.function, f"`{spelled(var)}` also holds {held}, which is not migrated")
                     changed = True
                     break
 
@@ -682,9 +683,12 @@ def _all_none(plan: PipelinePlan, name: str) -> bool:
 
 
 class _StrayReferenceFinder(Visitor):
-    def __init__(self, names: set[str], accounted: set[int]) -> None:
+    """Found by key: a pipeline function's name, or the pipeline variable a name reads there."""
+
+    def __init__(self, names: set[str], accounted: set[int], facts: ModuleFacts) -> None:
         self.names = names
         self.accounted = accounted
+        self.facts = facts
         self.found: dict[str, list[cst.CSTNode]] = {}
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -697,19 +701,13 @@ class _StrayReferenceFinder(Visitor):
         if isinstance(node, cst.Arg) and node.keyword is not None:  # ``show(pipe=...)`` names no variable
             self.accounted.add(id(node.keyword))
         if isinstance(node, cst.Name) and node.value in self.names:
-            self.found.setdefault(node.value, []).append(node)
+            key = self.facts.pipeline_refs.get(id(node), node.value)
+            if key is not None:  # None: a function's own name, not the pipeline variable
+                self.found.setdefault(key, []).append(node)
         if isinstance(node, cst.Attribute) and dotted_name(node) in self.names:  # ``pipelines.train``
             self.found.setdefault(dotted_name(node), []).append(node)
             return False
         return True
-
-
-def is_pipeline_reference(node: cst.BaseExpression | None) -> bool:
-    """A name, or an attribute of ``self`` (``self.pipe``): what a pipeline is held in where its
-    uses can be followed within one function."""
-    if isinstance(node, cst.Name):
-        return True
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, list[cst.CSTNode]]:
@@ -723,8 +721,8 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(returned) for returned in facts.pipeline_returns}
     # iterators over a pipeline are planned in iterators.py, which blocks what it cannot rewrite
     accounted |= {id(argument) for s in facts.iterator_uses
-                  if is_pipeline_reference(argument := iterated_pipeline(s.node, by_keyword=False))}
-    names = facts.pipeline_functions | facts.pipeline_vars | set(facts.pipeline_helpers)
-    finder = _StrayReferenceFinder(names, accounted)
+                  if is_pipeline_target(argument := iterated_pipeline(s.node, by_keyword=False))}
+    names = facts.pipeline_functions | facts.pipeline_var_names() | set(facts.pipeline_helpers)
+    finder = _StrayReferenceFinder(names, accounted, facts)
     walk(module, finder)
     return finder.found

@@ -30,7 +30,9 @@ from ..analysis import RUN_METHODS, ModuleFacts, Site
 from ..imports import dotted_name
 from .names import scope_names
 from .ops import bracket_moved, reader_constructor, realigned
-from .plan import all_params, is_pipeline_reference
+from ..analysis import is_pipeline_target
+from ..pipeline_scopes import spelled
+from .plan import all_params
 from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
@@ -77,7 +79,7 @@ class Loaders(Protocol):
 
 
 def meta_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
-    return [s for s in facts.pipeline_method_sites(META_METHODS) if s.name in pipe_vars]
+    return [s for s in facts.pipeline_method_sites(META_METHODS) if s.origin in pipe_vars]
 
 
 def reader_name_node(reader_call: cst.Call) -> cst.SimpleString | None:
@@ -205,9 +207,9 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 readers = _looked_up(site, plan)
             # a checkpointed reader takes its state when it is built: the metadata must not build it first
             if not plan.imported and not plan.checkpointing:
-                _from_own_reader(plan, var, site, site in loader_sites, readers, factory_call, rewrites, loaders)
+                _from_own_reader(plan, spelled(var), site, site in loader_sites, readers, factory_call, rewrites, loaders)
                 continue
-            metas = {name: _meta_name(var, name, several) for name in readers}
+            metas = {name: _meta_name(spelled(var), name, several) for name in readers}
             if site in loader_sites:
                 rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, metas[readers[0]])
                 rewrites.loaders.append(site)
@@ -227,8 +229,8 @@ def _epochs_from_sources(plan, site: Site, factory_call: cst.Call, rewrites: Rea
     if plan.imported:
         raise NotMigratable("the iterator's epochs end where the pipeline's sources stop, and the pipeline "
                             "is migrated in its own module without knowing that")
-    if any(s.name == var for s in facts.pipeline_method_sites(RUN_METHODS)):
-        raise NotMigratable(f"`{var}` is also run by hand: the iterator's epochs end where its sources stop")
+    if any(s.origin == var for s in facts.pipeline_method_sites(RUN_METHODS)):
+        raise NotMigratable(f"`{spelled(var)}` is also run by hand: the iterator's epochs end where its sources stop")
     rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, None)
     rewrites.loaders.append(site)
     plan.marks_epoch_ends = True
@@ -265,7 +267,7 @@ def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) 
     elif before and all(places.top_level(call) for call in here):
         binding = max(before, key=places.order)
     else:
-        raise NotMigratable(f"create `{var}` with one `{var} = {plan.graph.name}(...)` in the function "
+        raise NotMigratable(f"create `{spelled(var)}` with one `{spelled(var)} = {plan.graph.name}(...)` in the function "
                             "that uses it")
     return binding if dotted_name(binding.func) == plan.graph.name else None
 
@@ -294,6 +296,6 @@ def factory_statements(facts: ModuleFacts) -> dict[str, list[cst.Call]]:
     """``var -> calls`` for each ``var = some_pipeline(...)``."""
     found: dict[str, list[cst.Call]] = {}
     for target, call in zip(facts.pipeline_binding_targets, facts.pipeline_factory_calls):
-        if is_pipeline_reference(target):
-            found.setdefault(dotted_name(target), []).append(call)
+        if is_pipeline_target(target):
+            found.setdefault(facts.key_of(target), []).append(call)
     return found

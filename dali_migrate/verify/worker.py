@@ -51,11 +51,13 @@ def load_module(path: str):
 
 def evaluate_call(module, spec: dict, function) -> tuple[list, dict]:
     """The call site's arguments, evaluated in the module, with ``--arg`` overrides. An
-    overridden argument is not evaluated: it may name a variable local to the caller."""
+    overridden argument is not evaluated: it may name a variable local to the caller. An
+    override goes only to a function that takes it (a file's pipelines take different ones)."""
     namespace = vars(module)
-    overrides = spec["overrides"]
+    parameters = inspect.signature(function).parameters
+    overrides = {name: value for name, value in spec["overrides"].items() if _takes(parameters, name)}
     positional = [
-        p.name for p in inspect.signature(function).parameters.values()
+        p.name for p in parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     args = []
@@ -69,6 +71,14 @@ def evaluate_call(module, spec: dict, function) -> tuple[list, dict]:
         if name not in positional[: len(args)]:
             kwargs[name] = value
     return args, kwargs
+
+
+def _takes(parameters, name: str) -> bool:
+    """A parameter of its own, ``**kwargs``, or an argument every ``@pipeline_def`` function takes."""
+    from nvidia.dali import Pipeline
+
+    return (name in parameters or any(p.kind == p.VAR_KEYWORD for p in parameters.values())
+            or name in inspect.signature(Pipeline.__init__).parameters)
 
 
 class RandomStateFeeder:

@@ -667,6 +667,7 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
     if facts.uses_dali or imported_pipelines:
         parameter_keys = _bind_pipeline_parameters(module, facts, imported_pipelines)
         collector = _FactCollector(facts, parameter_keys)
+        collector.pipelines.declare_module_names(module_pipeline_names(module, facts.imports, imported_pipelines))
         for index, statement in enumerate(module.body):
             collector.statement_index = index
             walk(statement, collector)
@@ -676,6 +677,46 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
 
             find_output_helpers(module, facts, collector.output_arguments)
     return facts
+
+
+class _ModuleBindings(Visitor):
+    """``name = factory(...)`` in the module's own statements, outside functions and classes."""
+
+    def __init__(self, imports: ImportTable, factories: set[str]) -> None:
+        self.imports = imports
+        self.factories = factories
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and (self.imports.resolve(value.func) == PIPELINE_CLASS
+                                            or dotted_name(value.func) in self.factories):
+            self.names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+
+def module_pipeline_names(module: cst.Module, imports: ImportTable, imported_pipelines: frozenset[str]) -> set[str]:
+    """The names the module's own code binds to a pipeline. A function reads a global when it
+    runs, so ``pipe.run()`` in a function defined above ``if __name__ == "__main__": pipe =
+    train_pipe()`` reads that pipeline."""
+    factories = set(imported_pipelines)
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef) and pipeline_def_decorator(statement, imports) is not None:
+            factories.add(statement.name.value)
+        elif isinstance(statement, cst.ClassDef) and any(imports.resolve(b.value) == PIPELINE_CLASS
+                                                          for b in statement.bases):
+            factories.add(statement.name.value)
+    bindings = _ModuleBindings(imports, factories)
+    walk(module, bindings)
+    return bindings.names
 
 
 def _bind_pipeline_parameters(module: cst.Module, facts: ModuleFacts,

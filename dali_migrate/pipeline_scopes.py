@@ -42,6 +42,11 @@ class PipelineScopes:
         self.spelled.update(spelled(key) for key in parameter_keys.values())
         self._count = 0
 
+    def declare_module_names(self, names: set[str]) -> None:
+        """Module-level pipeline variables, known before any function that reads them."""
+        self.module_keys |= names
+        self.spelled |= names
+
     def enter(self, function: cst.FunctionDef) -> None:
         self._count += 1
         frame = _Frame(function, self._count)

@@ -138,7 +138,12 @@ class ValueModel(ast.NodeVisitor):
         self.attributes: dict[str, Value] = {}  # "self.x" and "module.x" bindings, by spelling
         self.problems: list[Problem] = []
         self.env: dict[str, Value] = {}
+        # what module code binds its names to, anywhere in the module: a function reads a global
+        # when it runs (``if __name__ == "__main__": pipe = train_pipe()`` below its ``def``)
+        self.module_globals: dict[str, Value] = {}
         self.function_stack: list[str] = []
+        self.class_depth = 0
+        self._locals: dict[int, set[str]] = {}
         self.collecting = False
 
     # -- building -------------------------------------------------------------------------
@@ -157,7 +162,8 @@ class ValueModel(ast.NodeVisitor):
         return self
 
     def _state(self):
-        return ({n: (s.params, s.returns, s.yields) for n, s in self.functions.items()}, dict(self.attributes))
+        return ({n: (s.params, s.returns, s.yields) for n, s in self.functions.items()}, dict(self.attributes),
+                dict(self.module_globals))
 
     def _round(self, collect: bool) -> None:
         self.collecting = collect
@@ -191,6 +197,8 @@ class ValueModel(ast.NodeVisitor):
         defaults = {name: self.value(default) for name, default in _defaults(node.args).items()}
         outer = self.env
         self.env = dict(outer)
+        for name in set(self.module_globals) - self._local_names(node):
+            self.env_merge(name, self.module_globals[name])
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
             self.env.pop(arg.arg, None)
             value = defaults.get(arg.arg)
@@ -206,12 +214,20 @@ class ValueModel(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def _local_names(self, function: ast.FunctionDef) -> set[str]:
+        found = self._locals.get(id(function))
+        if found is None:
+            found = self._locals[id(function)] = _local_names(function)
+        return found
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
             self.value(base)
         outer = self.env
         self.env = dict(outer)
+        self.class_depth += 1
         self._block(node.body)
+        self.class_depth -= 1
         self.env = outer
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -300,6 +316,8 @@ class ValueModel(ast.NodeVisitor):
                 self.env.pop(target.id, None)
             else:
                 self.env[target.id] = value
+                if not self.function_stack and not self.class_depth:
+                    self.module_globals[target.id] = _merge(self.module_globals.get(target.id), value)
         elif isinstance(target, ast.Attribute):
             spelled = _dotted(target)
             if spelled is not None:
@@ -597,6 +615,29 @@ NDD_SPELLING = {
     "layout": "the `.layout` property",
     "is_dense_tensor": "`len(set(batch.shape)) <= 1`",
 }
+
+
+def _local_names(function: ast.FunctionDef) -> set[str]:
+    """Names ``function`` binds itself (parameters included), less ``global``/``nonlocal`` ones."""
+    args = function.args
+    bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+    declared: set[str] = set()
+    pending = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        pending.extend(ast.iter_child_nodes(node))
+    return bound - declared
 
 
 def _holds_data(value: Value) -> bool:

@@ -48,6 +48,7 @@ RUNNABLE = {
     "pipeline_helpers": {"root": str(FIXTURES / "data" / "images")},
     "trust_names": {},
     "scoped_pipelines": {"data_dir": str(FIXTURES / "data" / "images")},
+    "main_globals": {"data_dir": str(FIXTURES / "data" / "images"), "crop": 16},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}

@@ -101,6 +101,8 @@ class ModuleFacts:
     pipeline_method_calls: list[Site] = field(default_factory=list)
     pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
     pipeline_binding_targets: list[cst.BaseExpression] = field(default_factory=list)
+    # ``self.pipe = None``, ``pipe = None``: a placeholder, the same in both modes (ids of targets)
+    none_targets: set[int] = field(default_factory=set)
     pipeline_parameters: list[cst.Name] = field(default_factory=list)  # ``def show(pipe, ...)``: see pipeline_parameters.py
     tensorlist_uses: list[Site] = field(default_factory=list)
     # outputs handed to code the migration does not see: call arguments, return values
@@ -229,6 +231,7 @@ class _FactCollector(Visitor):
         self.output_assignments: set[int] = set()  # ids of ``x = ...`` that bind pipeline outputs
         self.shadowed: list[dict[str, tuple] | None] = []  # per function: what its names meant outside it
         self.pipelines = PipelineScopes(parameter_keys)
+        self.factory_names: set[str] = set()  # the module's pipeline functions and classes
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
@@ -386,6 +389,8 @@ class _FactCollector(Visitor):
 
     # -- data flow (flow-insensitive, by name) ---------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "None":
+            self.facts.none_targets.update(id(t.target) for t in node.targets)
         for target in node.targets:
             if self._record_binding(target.target, node.value):
                 self.output_assignments.add(id(node))
@@ -508,6 +513,8 @@ class _FactCollector(Visitor):
         """Where a name is spelled like a pipeline variable, which one it reads (for stray uses)."""
         if node.value in self.pipelines.spelled:
             self.facts.pipeline_refs[id(node)] = self.pipelines.key(node)
+        elif node.value in self.factory_names and self.pipelines.is_local(node.value):
+            self.facts.pipeline_refs[id(node)] = None  # ``labels = ...`` inside ``def labels():``
 
     # -- uses --------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -667,7 +674,9 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
     if facts.uses_dali or imported_pipelines:
         parameter_keys = _bind_pipeline_parameters(module, facts, imported_pipelines)
         collector = _FactCollector(facts, parameter_keys)
-        collector.pipelines.declare_module_names(module_pipeline_names(module, facts.imports, imported_pipelines))
+        factories, variables = module_pipeline_names(module, facts.imports, imported_pipelines)
+        collector.pipelines.declare_module_names(variables)
+        collector.factory_names = factories
         for index, statement in enumerate(module.body):
             collector.statement_index = index
             walk(statement, collector)
@@ -703,9 +712,11 @@ class _ModuleBindings(Visitor):
             self.names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
 
-def module_pipeline_names(module: cst.Module, imports: ImportTable, imported_pipelines: frozenset[str]) -> set[str]:
-    """The names the module's own code binds to a pipeline. A function reads a global when it
-    runs, so ``pipe.run()`` in a function defined above ``if __name__ == "__main__": pipe =
+def module_pipeline_names(module: cst.Module, imports: ImportTable,
+                          imported_pipelines: frozenset[str]) -> tuple[set[str], set[str]]:
+    """The module's pipeline functions and classes, and the names its own code binds to a
+    pipeline, known before any function body is read: a function reads a global when it runs,
+    so ``pipe.run()`` in a function defined above ``if __name__ == "__main__": pipe =
     train_pipe()`` reads that pipeline."""
     factories = set(imported_pipelines)
     for statement in module.body:
@@ -716,7 +727,7 @@ def module_pipeline_names(module: cst.Module, imports: ImportTable, imported_pip
             factories.add(statement.name.value)
     bindings = _ModuleBindings(imports, factories)
     walk(module, bindings)
-    return bindings.names
+    return factories, bindings.names
 
 
 def _bind_pipeline_parameters(module: cst.Module, facts: ModuleFacts,

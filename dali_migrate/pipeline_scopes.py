@@ -85,6 +85,10 @@ class PipelineScopes:
                 return None
         return name if name in self.module_keys else None
 
+    def is_local(self, name: str) -> bool:
+        """Whether a function being read binds ``name`` itself (hiding a module function of that name)."""
+        return any(name in frame.keys or name in frame.local_names() for frame in self.frames)
+
     def _owner(self, name: str) -> _Frame | None:
         """The function whose local ``name`` is, or None for the module (and for attributes)."""
         if "." in name or not self.frames:

@@ -143,7 +143,8 @@ class ValueModel(ast.NodeVisitor):
         self.module_globals: dict[str, Value] = {}
         self.function_stack: list[str] = []
         self.class_depth = 0
-        self._locals: dict[int, set[str]] = {}
+        self._names: dict[int, tuple[set[str], set[str]]] = {}  # per function: its locals, its globals
+        self.global_stack: list[set[str]] = []  # names each function being read declares ``global``
         self.collecting = False
 
     # -- building -------------------------------------------------------------------------
@@ -197,7 +198,8 @@ class ValueModel(ast.NodeVisitor):
         defaults = {name: self.value(default) for name, default in _defaults(node.args).items()}
         outer = self.env
         self.env = dict(outer)
-        for name in set(self.module_globals) - self._local_names(node):
+        local_names, global_names = self._own_names(node)
+        for name in set(self.module_globals) - local_names:
             self.env_merge(name, self.module_globals[name])
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
             self.env.pop(arg.arg, None)
@@ -207,17 +209,19 @@ class ValueModel(ast.NodeVisitor):
             if value is not None:
                 self.env[arg.arg] = value
         self.function_stack.append(node.name)
+        self.global_stack.append(global_names)
         self._block(node.body)
+        self.global_stack.pop()
         self.function_stack.pop()
         self.env = outer
         self.env.pop(node.name, None)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def _local_names(self, function: ast.FunctionDef) -> set[str]:
-        found = self._locals.get(id(function))
+    def _own_names(self, function: ast.FunctionDef) -> tuple[set[str], set[str]]:
+        found = self._names.get(id(function))
         if found is None:
-            found = self._locals[id(function)] = _local_names(function)
+            found = self._names[id(function)] = _own_names(function)
         return found
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -316,7 +320,8 @@ class ValueModel(ast.NodeVisitor):
                 self.env.pop(target.id, None)
             else:
                 self.env[target.id] = value
-                if not self.function_stack and not self.class_depth:
+                if (not self.function_stack and not self.class_depth
+                        or self.global_stack and target.id in self.global_stack[-1]):
                     self.module_globals[target.id] = _merge(self.module_globals.get(target.id), value)
         elif isinstance(target, ast.Attribute):
             spelled = _dotted(target)
@@ -617,11 +622,13 @@ NDD_SPELLING = {
 }
 
 
-def _local_names(function: ast.FunctionDef) -> set[str]:
-    """Names ``function`` binds itself (parameters included), less ``global``/``nonlocal`` ones."""
+def _own_names(function: ast.FunctionDef) -> tuple[set[str], set[str]]:
+    """Names ``function`` binds itself (parameters included), less ``global``/``nonlocal`` ones;
+    and the names it declares ``global``."""
     args = function.args
     bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
     declared: set[str] = set()
+    global_names: set[str] = set()
     pending = list(function.body)
     while pending:
         node = pending.pop()
@@ -632,12 +639,14 @@ def _local_names(function: ast.FunctionDef) -> set[str]:
             continue
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             declared.update(node.names)
+            if isinstance(node, ast.Global):
+                global_names.update(node.names)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             bound.add(node.id)
         elif isinstance(node, ast.alias):
             bound.add((node.asname or node.name).split(".")[0])
         pending.extend(ast.iter_child_nodes(node))
-    return bound - declared
+    return bound - declared, global_names
 
 
 def _holds_data(value: Value) -> bool:

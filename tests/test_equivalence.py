@@ -49,9 +49,10 @@ RUNNABLE = {
     "trust_names": {},
     "scoped_pipelines": {"data_dir": str(FIXTURES / "data" / "images")},
     "main_globals": {"data_dir": str(FIXTURES / "data" / "images"), "crop": 16},
+    "lightning_datamodule": {"root": str(FIXTURES / "data" / "images"), "size": 16},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
-NEEDS_TORCH = {"torch_training", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}
+NEEDS_TORCH = {"torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}
 
 
 def _fixture(stem: str, kind: str):

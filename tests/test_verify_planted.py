@@ -132,3 +132,50 @@ def test_data_that_ends_early_on_one_side_is_caught():
         early.unlink()
     assert ("outputs", -1) in _whats(report)
     assert report.exit_code == 1
+
+
+
+IMAGES = FIXTURES / "data" / "images"
+
+
+def test_a_call_site_argument_local_to_its_caller_is_named_with_the_arg_to_give(tmp_path):
+    """`num_threads=args.workers` inside `main()`: the harness cannot compute it at the module's
+    level, and says which argument to give with --arg."""
+    source = tmp_path / "cli_script.py"
+    source.write_text(
+        "from nvidia.dali import fn, pipeline_def\n\n\n"
+        "@pipeline_def(batch_size=2, device_id=None)\n"
+        "def labels(root):\n"
+        "    jpegs, labels = fn.readers.file(file_root=root)\n"
+        "    return labels\n\n\n"
+        "def main(args):\n"
+        "    pipe = labels(args.root, num_threads=args.workers)\n"
+        "    pipe.build()\n"
+    )
+    failed = verify_files(source, None, VerifyOptions(iterations=1, args={"root": str(IMAGES)}))
+    (pipeline,) = failed.pipelines
+    assert "`args.workers` for `num_threads`" in pipeline.original.error
+    assert "--arg num_threads=VALUE" in pipeline.original.error
+    given = verify_files(source, None, VerifyOptions(iterations=1, args={"root": str(IMAGES), "num_threads": 1}))
+    assert given.exit_code == 0, [(p.original.error, p.migrated.error) for p in given.pipelines]
+
+
+def test_an_arg_goes_only_to_the_pipelines_that_take_it(tmp_path):
+    source = tmp_path / "two_pipelines.py"
+    source.write_text(
+        "from nvidia.dali import fn, pipeline_def\n\n"
+        f"ROOT = {str(IMAGES)!r}\n\n\n"
+        "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\n"
+        "def labels(root):\n"
+        "    jpegs, labels = fn.readers.file(file_root=root)\n"
+        "    return labels\n\n\n"
+        "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\n"
+        "def fixed_labels():\n"
+        "    jpegs, labels = fn.readers.file(file_root=ROOT)\n"
+        "    return labels\n\n\n"
+        "pipe = labels(ROOT)\n"
+        "other = fixed_labels()\n"
+    )
+    report = verify_files(source, None, VerifyOptions(iterations=1, args={"root": str(IMAGES)}))
+    assert report.exit_code == 0, [(p.name, p.original.error, p.migrated.error) for p in report.pipelines]
+    assert sorted(p.name for p in report.pipelines) == ["fixed_labels", "labels"]

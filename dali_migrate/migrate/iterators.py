@@ -254,9 +254,20 @@ class TorchLoaders:
 
     def replace(self, site: Site, factory_call: cst.Call, meta: str | None) -> cst.BaseExpression:
         try:
+            if meta is not None and meta.startswith("self."):
+                _check_readable_from_another_method(_batch_size(self.plan, factory_call))
             return loader_call(self.plan, site, factory_call, meta, self.class_name, self.facts)
         except NotMigratable as reason:
             raise IteratorNotMigratable(site, str(reason)) from None
+
+
+def _check_readable_from_another_method(batch_size: cst.BaseExpression) -> None:
+    """The loader is made in another method than the pipeline: its ``batch_size=`` may read only
+    the object (``self.batch_size``), not the other method's locals."""
+    if not isinstance(batch_size, cst.Integer) and not (dotted_name(batch_size) or "").startswith("self."):
+        code = cst.Module([]).code_for_node(batch_size)
+        raise NotMigratable(f"the pipeline's `batch_size={code}` is computed in the method that creates it; "
+                            "store it on the object (`self.batch_size`) and pass that")
 
 
 def unbound_pipelines(facts: ModuleFacts, pipeline_names: set[str]) -> list[Site]:

@@ -17,14 +17,17 @@ class Places(Visitor):
     def __init__(self, wanted: set[int]) -> None:
         self.wanted = wanted
         self.functions: list[cst.FunctionDef | None] = [None]
+        self.classes: list[cst.ClassDef | None] = [None]
         self.nesting: list[int] = [0]  # compound statements open inside each function
         self.counter = 0
-        self.found: dict[int, tuple[cst.FunctionDef | None, int, bool]] = {}
+        self.found: dict[int, tuple[cst.FunctionDef | None, int, bool, cst.ClassDef | None]] = {}
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.counter += 1
         if id(node) in self.wanted:
-            self.found[id(node)] = (self.functions[-1], self.counter, self.nesting[-1] == 0)
+            self.found[id(node)] = (self.functions[-1], self.counter, self.nesting[-1] == 0, self.classes[-1])
+        if isinstance(node, cst.ClassDef):
+            self.classes.append(node)
         if isinstance(node, cst.FunctionDef):
             self.functions.append(node)
             self.nesting.append(0)
@@ -33,6 +36,8 @@ class Places(Visitor):
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.ClassDef):
+            self.classes.pop()
         if isinstance(original_node, cst.FunctionDef):
             self.functions.pop()
             self.nesting.pop()
@@ -47,6 +52,10 @@ class Places(Visitor):
 
     def top_level(self, node: cst.CSTNode) -> bool:
         return self.found[id(node)][2]
+
+    def owner_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        """The class whose body (or a method of which) holds ``node``."""
+        return self.found[id(node)][3]
 
 
 class _NodeIds(Visitor):

@@ -694,8 +694,8 @@ class _StrayReferenceFinder(Visitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if id(node) in self.accounted:
             return False
-        if isinstance(node, (*IMPORT_TYPES, *IMPORT_FROM_TYPES)):
-            return False
+        if isinstance(node, (*IMPORT_TYPES, *IMPORT_FROM_TYPES, cst.Global, cst.Nonlocal)):
+            return False  # ``global pipe`` declares the name; it uses no value
         if isinstance(node, cst.FunctionDef) and node.name.value in self.names:
             self.accounted.add(id(node.name))
         if isinstance(node, cst.Arg) and node.keyword is not None:  # ``show(pipe=...)`` names no variable
@@ -714,7 +714,7 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     """Uses of pipeline functions and pipeline variables that the migration does not rewrite:
     anything but ``pipe = f(...)``, ``pipe.build()`` and ``pipe.run()``."""
     accounted = {id(call.func) for call in facts.pipeline_factory_calls}
-    accounted |= {id(target) for target in facts.pipeline_binding_targets}
+    accounted |= {id(target) for target in facts.pipeline_binding_targets} | facts.none_targets
     accounted |= {id(name) for name in facts.pipeline_parameters}
     accounted |= {id(site.node.func.value) for site in facts.pipeline_method_calls}
     accounted |= {id(graph.decorator) for graph in facts.graphs if graph.decorator is not None}

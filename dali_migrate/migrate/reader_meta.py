@@ -194,8 +194,13 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
     for var in plan.pipe_vars:
         sites = meta_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
+        bindings = {id(site): factory_in_scope(factory_statements.get(var, []), site, places, var, plan)
+                    for site in [*sites, *loader_sites]}
+        # a use in another method than the one that made the pipeline reads the metadata from the object
+        on_self = any(call is not None and places.scope(call) is not places.scope(site.node)
+                      for site in [*sites, *loader_sites] if (call := bindings[id(site)]) is not None)
         for site in [*sites, *loader_sites]:
-            factory_call = factory_in_scope(factory_statements.get(var, []), site, places, var, plan)
+            factory_call = bindings[id(site)]
             if factory_call is None:
                 continue  # there, `var` holds another pipeline, whose plan takes the site
             if site in loader_sites and loaders.ends_at_sources(site):
@@ -207,8 +212,12 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 readers = _looked_up(site, plan)
             # a checkpointed reader takes its state when it is built: the metadata must not build it first
             if not plan.imported and not plan.checkpointing:
-                _from_own_reader(plan, spelled(var), site, site in loader_sites, readers, factory_call, rewrites, loaders)
+                _from_own_reader(plan, spelled(var), site, site in loader_sites, readers, factory_call, rewrites,
+                                 loaders, on_self)
                 continue
+            if on_self:
+                raise NotMigratable(f"create `{spelled(var)}` with one `{spelled(var)} = {plan.graph.name}(...)` in "
+                                    "the method that uses it")
             metas = {name: _meta_name(spelled(var), name, several) for name in readers}
             if site in loader_sites:
                 rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, metas[readers[0]])
@@ -238,9 +247,10 @@ def _epochs_from_sources(plan, site: Site, factory_call: cst.Call, rewrites: Rea
 
 
 def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[str], factory_call: cst.Call,
-                     rewrites: ReaderMetaRewrites, loaders) -> None:
-    """``var = graph(..., yield_reader_meta=True)`` and ``var_reader_meta = next(var)`` after it."""
-    meta = _meta_name(var, "", False)
+                     rewrites: ReaderMetaRewrites, loaders, on_self: bool = False) -> None:
+    """``var = graph(..., yield_reader_meta=True)`` and ``var_reader_meta = next(var)`` after it
+    (``self.pipe_reader_meta``, ``on_self``, where other methods read it)."""
+    meta = ("self." if on_self else "") + _meta_name(var, "", False)
     named = _named_readers(plan)
     # what the first next() gave: the one reader's metadata, or theirs by name
     metas = {name: f"{meta}[{reader_name_node(named[name].node).value}]" if len(plan.readers) > 1 and name else meta
@@ -264,12 +274,21 @@ def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) 
     before = [call for call in here if places.order(call) < places.order(site.node)]
     if len(here) == 1:
         binding = here[0]
+    elif not here and _held_by_the_same_object(calls, site, places, var):
+        binding = calls[0]
     elif before and all(places.top_level(call) for call in here):
         binding = max(before, key=places.order)
     else:
         raise NotMigratable(f"create `{spelled(var)}` with one `{spelled(var)} = {plan.graph.name}(...)` in the function "
                             "that uses it")
     return binding if dotted_name(binding.func) == plan.graph.name else None
+
+
+def _held_by_the_same_object(calls: list[cst.Call], site: Site, places, var: str) -> bool:
+    """``self.pipe = graph(...)`` once, in one method (``setup()``), and the use in another
+    method of the same class (``train_dataloader()``)."""
+    return (var.startswith("self.") and len(calls) == 1 and places.owner_class(calls[0]) is not None
+            and places.owner_class(calls[0]) is places.owner_class(site.node))
 
 
 def _meta_statement(plan, reader, factory_call: cst.Call, meta: str, facts: ModuleFacts, ndd_alias: str):

@@ -38,6 +38,21 @@ def _not_migrated(plan: PipelinePlan) -> str:
     return f"`{plan.graph.name}` was not migrated: fix the TODOs below, then re-run dali-migrate"
 
 
+def _uses_of_kept_pipelines(facts: ModuleFacts, blocked) -> dict[int, str]:
+    """id(node) -> the pipeline it uses, for the method calls and output uses of pipelines kept
+    for a reason outside them (Triton, a framework that runs the graph): those uses stay."""
+    kept = {var: plan.graph.name for plan in blocked if any(KEPT in b.message for b in plan.blockers)
+            for var in plan.pipe_vars}
+    if not kept:
+        return {}
+    sites = [*facts.pipeline_method_calls, *facts.tensorlist_uses]
+    return {id(site.node): kept[site.origin] for site in sites if site.origin in kept}
+
+
+def _staying(message: str, pipeline: str | None) -> str:
+    return message if pipeline is None else f"{message} (it stays: `{pipeline}` is {KEPT})"
+
+
 def _comment_texts(lines) -> list[str]:
     """The comments above a statement, a wrapped TODO joined back into one line."""
     texts: list[str] = []
@@ -83,7 +98,8 @@ class TodoInserter:
                 todos += [Todo(b.code, b.message, graph.node) for b in reasons] or [
                     Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node)]
         explained = {(t.code, id(t.node)) for t in todos}  # a blocker says more than the finding
-        todos += [Todo(f.code, f.message, f.node) for f in unfixed
+        staying = _uses_of_kept_pipelines(facts, blocked.values())
+        todos += [Todo(f.code, _staying(f.message, staying.get(id(f.node))), f.node) for f in unfixed
                   if id(f.node) not in hidden and (f.code, id(f.node)) not in explained]
         return cls(todos)
 

@@ -63,14 +63,28 @@ def evaluate_call(module, spec: dict, function) -> tuple[list, dict]:
     args = []
     for index, code in enumerate(spec["call_args"]):
         name = positional[index] if index < len(positional) else None
-        # the user's own call site
-        args.append(overrides[name] if name in overrides else eval(code, namespace))  # noqa: S307
-    kwargs = {name: overrides[name] if name in overrides else eval(code, namespace)  # noqa: S307
+        args.append(overrides[name] if name in overrides else _argument(name or f"#{index}", code, namespace))
+    kwargs = {name: overrides[name] if name in overrides else _argument(name, code, namespace)
               for name, code in spec["call_kwargs"].items()}
     for name, value in overrides.items():
         if name not in positional[: len(args)]:
             kwargs[name] = value
     return args, kwargs
+
+
+class CallSiteArgumentError(Exception):
+    """An argument of the user's call site that cannot be computed at the module's level."""
+
+
+def _argument(name: str, code: str, namespace: dict):
+    """The user's own call site's argument, computed in the module."""
+    try:
+        return eval(code, namespace)  # noqa: S307
+    except NameError as error:
+        given = f"--arg {name}=VALUE" if not name.startswith("#") else "--arg NAME=VALUE (its parameter's name)"
+        raise CallSiteArgumentError(
+            f"the call site passes `{code}` for `{name}`, and `{error.name}` is not a name of the module "
+            f"(a local of the function that calls it?); give the value with {given}") from None
 
 
 def _takes(parameters, name: str) -> bool:
@@ -258,6 +272,8 @@ def _migrated_generator(module, spec: dict):
     if spec["kind"] == "variable":
         return getattr(module, spec["pipeline"])
     function = getattr(module, spec["pipeline"])
+    if getattr(function, "_is_pipeline_def", False):  # kept in pipeline mode: run as the original is
+        return _original_pipeline(module, spec)
     args, kwargs = evaluate_call(module, spec, function)
     if spec["kind"] == "helper":
         return function(*args, **kwargs)

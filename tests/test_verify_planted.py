@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import shutil
 
 import pytest
 
 from conftest import FIXTURES
 from dali_migrate.verify import VerifyOptions, verify_files
+from dali_migrate.verify.report import write_verify_report
 
 pytest.importorskip("nvidia.dali")
 
@@ -156,6 +158,9 @@ def test_a_call_site_argument_local_to_its_caller_is_named_with_the_arg_to_give(
     (pipeline,) = failed.pipelines
     assert "`args.workers` for `num_threads`" in pipeline.original.error
     assert "--arg num_threads=VALUE" in pipeline.original.error
+    shown = io.StringIO()
+    write_verify_report(failed, shown, None)
+    assert "labels: could not run\n" in shown.getvalue()  # no comparison was made to describe
     given = verify_files(source, None, VerifyOptions(iterations=1, args={"root": str(IMAGES), "num_threads": 1}))
     assert given.exit_code == 0, [(p.original.error, p.migrated.error) for p in given.pipelines]
 

@@ -56,7 +56,8 @@ def _write_table(report: VerifyReport, stream: TextIO) -> None:
         colour = {"equal": "green", "different": "red"}.get(p.status, "yellow")
         kind = "exact (RNG streams aligned)" if p.rng_aligned else (
             "statistical only (RNG streams not aligned; give the pipeline a seed= to compare exactly)")
-        console.print(f"[bold]{p.name}[/]: [{colour}]{p.status}[/] - comparison: {kind}")
+        compared = f" - comparison: {kind}" if p.comparison is not None else ""  # none where a side failed
+        console.print(f"[bold]{p.name}[/]: [{colour}]{p.status}[/]{compared}")
         if p.note:
             console.print(f"  note: {escape(p.note)}")
         for label, side in (("original", p.original), ("migrated", p.migrated)):

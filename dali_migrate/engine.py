@@ -388,22 +388,32 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
 
 def _inline_one_shots(migration, data: bytes) -> list[str]:
     """A notebook's generators made and advanced once, inlined where the batch is taken (their
-    names); the audited generator form stays if the inlined module does not pass the audit too."""
-    from .audit import audit
+    names); the audited generator form stays if the inlined module does not pass the audit too.
+    The streams it made once get their set-up where they are made (``stream_setup``)."""
     from .migrate.one_shot import inline_one_shots
+    from .migrate.stream_setup import hoist_stream_setups
 
     module, inlined = inline_one_shots(migration.module, migration.migrated_pipelines)
-    if not inlined:
-        return []
+    if inlined and _passes_the_audit(module, data):
+        migration.module = module
+    else:
+        inlined = []
+    streams = [name for name in migration.migrated_pipelines if name not in inlined]
+    module, hoisted = hoist_stream_setups(migration.module, streams)
+    if hoisted and _passes_the_audit(module, data):
+        migration.module = module
+    return inlined
+
+
+def _passes_the_audit(module, data: bytes) -> bool:
+    from .audit import audit
+
     new_data = module.bytes  # generated once: both checks read it
     try:
         _never_write_what_does_not_parse(new_data)
     except SourceError:
-        return []
-    if audit(new_data, module.encoding, data):
-        return []
-    migration.module = module
-    return inlined
+        return False
+    return not audit(new_data, module.encoding, data)
 
 
 def _never_write_what_does_not_parse(new_data: bytes) -> None:

@@ -124,7 +124,7 @@ def f(*, batch_size=2):
     # advanced twice: a stream, not one batch
     "pipe = f()\n(a,) = next(pipe)\n(b,) = next(pipe)\nprint(a, b)\n",
     # a function reads a name the generator binds, as a global
-    "def show():\n    print(total)\ntotal = 0\npipe = f()\n(a,) = next(pipe)\nshow()\n",
+    "def show():\n    print(first)\nfirst = 0\npipe = f()\n(a,) = next(pipe)\nshow()\n",
     # top-level code after the site reads it before binding it again
     "second = 'mine'\npipe = f()\n(a,) = next(pipe)\nprint(second)\n",
     # the generator is used for something else too
@@ -140,6 +140,25 @@ def test_kept_where_other_code_could_tell(rest):
     assert names == []
     assert after == READER + code
     _printed(after)  # the case itself runs
+
+
+def test_a_yielded_local_takes_the_name_the_caller_gives_that_output():
+    """``total`` would clash with the caller's own ``total``: bound as ``a``, as the caller
+    names the output, it clashes with nothing, and no ``a = total`` line is left over."""
+    code = GENERATOR + "total = 'mine'\npipe = f()\n(a,) = next(pipe)\nprint(a, total)\n"
+    after, names = _inlined(code)
+    assert names == ["f"]
+    assert "a = first + second\nprint(a, total)" in after
+    _assert_same_output(code, after)
+
+
+def test_outputs_that_keep_their_names_are_not_assigned_again():
+    code = GENERATOR.replace("yield (total,)", "yield total * 2, second") + (
+        "pipe = f()\nscaled, second = next(pipe)\nprint(scaled, second)\n")
+    after, names = _inlined(code)
+    assert names == ["f"]
+    assert "scaled = total * 2\nprint(scaled, second)" in after
+    _assert_same_output(code, after)
 
 
 def test_a_function_defined_twice_is_kept():

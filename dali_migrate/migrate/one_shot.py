@@ -36,13 +36,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..notebook import CELL_MARKER
-from .names import all_params, scope_names, target_names
+from .names import all_params, scope_names, target_names, variable_names
 from .ops import TIGHT_EQUAL
 from .pure import Substitution
 
 
 @dataclass
-class _Generator:
+class GeneratorParts:
     definition: cst.FunctionDef
     setup: list[cst.SimpleStatementLine]
     reader: str
@@ -85,12 +85,12 @@ def inline_one_shots(module: cst.Module, generators: list[str]) -> tuple[cst.Mod
 def _site(module: cst.Module, name: str) -> _Site | None:
     body = module.body
     definition = next((i for i, s in enumerate(body) if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
-    made = [i for i, s in enumerate(body) if _assigned_call(s, name) is not None]
+    made = [i for i, s in enumerate(body) if assigned_call(s, name) is not None]
     if definition is None or len(made) != 1:
         return None
-    variable, call = _assigned_call(body[made[0]], name)
+    variable, call = assigned_call(body[made[0]], name)
     taken = made[0] + 1
-    while taken < len(body) and _is_cell_marker(body[taken]):
+    while taken < len(body) and is_cell_marker(body[taken]):
         taken += 1
     outputs = _next_of(body[taken], variable) if taken < len(body) else None
     if outputs is None:
@@ -98,15 +98,15 @@ def _site(module: cst.Module, name: str) -> _Site | None:
     return _Site(definition, made[0], taken, variable, call, outputs)
 
 
-def _single(statement: cst.BaseStatement) -> cst.BaseSmallStatement | None:
+def single(statement: cst.BaseStatement) -> cst.BaseSmallStatement | None:
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         return statement.body[0]
     return None
 
 
-def _assigned_call(statement: cst.BaseStatement, function: str) -> tuple[str, cst.Call] | None:
+def assigned_call(statement: cst.BaseStatement, function: str) -> tuple[str, cst.Call] | None:
     """``variable = function(...)``"""
-    small = _single(statement)
+    small = single(statement)
     if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
             and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name)
             and small.value.func.value == function):
@@ -114,8 +114,8 @@ def _assigned_call(statement: cst.BaseStatement, function: str) -> tuple[str, cs
     return None
 
 
-def _is_cell_marker(statement: cst.BaseStatement) -> bool:
-    small = _single(statement)
+def is_cell_marker(statement: cst.BaseStatement) -> bool:
+    small = single(statement)
     prefix = CELL_MARKER.split("(")[0]
     return (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
             and isinstance(small.value.func, cst.Name) and small.value.func.value == prefix)
@@ -123,7 +123,7 @@ def _is_cell_marker(statement: cst.BaseStatement) -> bool:
 
 def _next_of(statement: cst.BaseStatement, variable: str) -> cst.BaseExpression | None:
     """The target of ``target = next(variable)``, where it is names only."""
-    small = _single(statement)
+    small = single(statement)
     if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
         return None
     value, target = small.value, small.targets[0].target
@@ -141,7 +141,7 @@ def _names_only(target: cst.BaseExpression) -> bool:
         isinstance(e, cst.Element) and _names_only(e.value) for e in target.elements)
 
 
-def _generator(definition: cst.FunctionDef) -> _Generator | None:
+def generator_parts(definition: cst.FunctionDef) -> GeneratorParts | None:
     """The parts of a generator in the migration's shape; None for any other function."""
     if definition.decorators or definition.asynchronous or _has_comments(definition.body):
         return None
@@ -158,14 +158,14 @@ def _generator(definition: cst.FunctionDef) -> _Generator | None:
     if epoch is None or _has_comments(inner[0].body) or _has_comments(loop.body):
         return None
     *body, last = inner[0].body.body
-    yielded = _single(last)
+    yielded = single(last)
     if (not all(isinstance(s, cst.SimpleStatementLine) or _in_context(s) for s in body)
             or not isinstance(yielded, cst.Expr) or not isinstance(yielded.value, cst.Yield)
             or not isinstance(yielded.value.value, cst.BaseExpression)):
         return None
     if setup and _docstring(setup[0]):
         return None
-    generator = _Generator(definition, setup, epoch[0], epoch[1], inner[0].target, body, yielded.value.value)
+    generator = GeneratorParts(definition, setup, epoch[0], epoch[1], inner[0].target, body, yielded.value.value)
     if _leaves_early([*setup, *body]) or epoch[0] not in scope_names(setup).bound:
         return None
     return generator
@@ -202,7 +202,7 @@ def _has_comments(block: cst.BaseSuite) -> bool:
 
 
 def _docstring(line: cst.SimpleStatementLine) -> bool:
-    small = _single(line)
+    small = single(line)
     return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
@@ -216,15 +216,16 @@ def _leaves_early(statements: list[cst.BaseStatement]) -> bool:
 
 
 def _inlined(module: cst.Module, site: _Site, name: str) -> cst.Module | None:
-    generator = _generator(module.body[site.definition])
+    generator = generator_parts(module.body[site.definition])
     if generator is None or site.definition > site.made:
         return None
-    analysis = _TopLevel(module)
+    analysis = TopLevel(module)
     if analysis.uses_of(name) != 1 or not analysis.bound_once(name):  # one ``def``, one call
         return None
-    arguments = _arguments(generator.definition.params, site.call)
+    arguments = call_arguments(generator.definition.params, site.call)
     if arguments is None:
         return None
+    generator = _named_as_outputs(generator, site.outputs, set(arguments))
     bound = scope_names([*generator.setup, *generator.body]).bound | {n.value for n in target_names(generator.target)}
     outputs = {n.value for n in target_names(site.outputs)}
     substitutions, assigned = {}, []
@@ -242,7 +243,7 @@ def _inlined(module: cst.Module, site: _Site, name: str) -> cst.Module | None:
     return _rewritten(module, site, generator, substitutions, {p: arguments[p][0] for p in assigned})
 
 
-def _arguments(params: cst.Parameters, call: cst.Call) -> dict[str, tuple[cst.BaseExpression, bool]] | None:
+def call_arguments(params: cst.Parameters, call: cst.Call) -> dict[str, tuple[cst.BaseExpression, bool]] | None:
     """Parameter -> (its value at the call, whether it is the default); None where the call
     cannot be matched without running it (``*args``, ``**kwargs``, a missing argument)."""
     positional = [*params.posonly_params, *params.params]
@@ -270,7 +271,7 @@ def _arguments(params: cst.Parameters, call: cst.Call) -> dict[str, tuple[cst.Ba
 LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
 
 
-def _literal(value: cst.BaseExpression) -> bool:
+def is_literal(value: cst.BaseExpression) -> bool:
     if isinstance(value, LITERALS):
         return True
     if isinstance(value, cst.Name):
@@ -278,25 +279,25 @@ def _literal(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.UnaryOperation):
         return isinstance(value.operator, cst.Minus) and isinstance(value.expression, (cst.Integer, cst.Float))
     if isinstance(value, (cst.Tuple, cst.List)):
-        return all(isinstance(e, cst.Element) and _literal(e.value) for e in value.elements)
+        return all(isinstance(e, cst.Element) and is_literal(e.value) for e in value.elements)
     return False
 
 
-def _parameter_value(param: str, value: cst.BaseExpression, is_default: bool, generator: _Generator,
-                     bound: set[str], analysis: "_TopLevel") -> str | None:
+def _parameter_value(param: str, value: cst.BaseExpression, is_default: bool, generator: GeneratorParts,
+                     bound: set[str], analysis: "TopLevel") -> str | None:
     """How a parameter's value reaches the inlined code: "unused", "substitute" (written where
     the parameter was read), "assign" (``param = value`` first), or None: it cannot."""
-    if is_default and not (_literal(value) or isinstance(value, cst.Name) and analysis.bound_once(value.value)):
+    if is_default and not (is_literal(value) or isinstance(value, cst.Name) and analysis.bound_once(value.value)):
         return None  # computed when ``def`` ran, from values that may have changed since
     uses = _loads(generator, param)
     if uses == 0:
         return "unused"
-    if uses is not None and (_literal(value) or isinstance(value, cst.Name) and value.value not in bound):
+    if uses is not None and (is_literal(value) or isinstance(value, cst.Name) and value.value not in bound):
         return "substitute"
     return "assign"
 
 
-def _loads(generator: _Generator, param: str) -> int | None:
+def _loads(generator: GeneratorParts, param: str) -> int | None:
     """How often the generator reads ``param``; None where it also binds it (or a nested
     scope does), so that a plain substitution would be wrong."""
     statements = [*generator.setup, *generator.body]
@@ -304,13 +305,13 @@ def _loads(generator: _Generator, param: str) -> int | None:
     targets = {n.value for n in target_names(generator.target)}
     if param in names.bound or param in targets:
         return None
-    counter = _LoadCounter(param)
+    counter = LoadCounter(param)
     for statement in [*statements, cst.Expr(generator.batch_size), cst.Expr(generator.yielded)]:
         statement.visit(counter)
     return None if counter.shadowed else counter.count
 
 
-class _LoadCounter(cst.CSTVisitor):
+class LoadCounter(cst.CSTVisitor):
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
@@ -340,7 +341,42 @@ class _LoadCounter(cst.CSTVisitor):
         return counter.count
 
 
-class _Substituted(Substitution):
+def _named_as_outputs(generator: GeneratorParts, outputs: cst.BaseExpression, params: set[str]) -> GeneratorParts:
+    """The generator with each local it yields named as the caller names that output
+    (``yield (images,)`` taken as ``(gray_images,) = next(pipe)``: ``gray_images`` is bound
+    where ``images`` was), so that the inlined code binds the caller's names and no more."""
+    everywhere = set().union(*(variable_names(node) for node in _parts(generator)))
+    locals_ = scope_names([*generator.setup, *generator.body]).bound | {
+        n.value for n in target_names(generator.target)}
+    pairs = _paired_names(outputs, generator.yielded)
+    yielded = [value for _, value in pairs]
+    renames = {value: target for target, value in pairs
+               if value != target and value in locals_ and value not in params and yielded.count(value) == 1
+               and target not in everywhere and list(target for target, _ in pairs).count(target) == 1}
+    if not renames:
+        return generator
+    rename = Substituted({old: cst.Name(new) for old, new in renames.items()})
+    return GeneratorParts(generator.definition, [s.visit(rename) for s in generator.setup], generator.reader,
+                      generator.batch_size, generator.target.visit(rename),
+                      [s.visit(rename) for s in generator.body], generator.yielded.visit(rename))
+
+
+def _parts(generator: GeneratorParts) -> list[cst.CSTNode]:
+    return [*generator.setup, *generator.body, generator.target, generator.batch_size, generator.yielded]
+
+
+def _paired_names(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[str, str]]:
+    """(target name, value name) for the positions where both sides are plain names."""
+    if isinstance(target, cst.Name) and isinstance(value, cst.Name):
+        return [(target.value, value.value)]
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple) and len(
+            target.elements) == len(value.elements):
+        return [(t.value.value, v.value.value) for t, v in zip(target.elements, value.elements)
+                if isinstance(t.value, cst.Name) and isinstance(v.value, cst.Name)]
+    return []
+
+
+class Substituted(Substitution):
     def __init__(self, values: dict[str, cst.BaseExpression]) -> None:
         super().__init__()
         self.values = values
@@ -351,7 +387,7 @@ class _Substituted(Substitution):
         return self.copy_of(self.values[original_node.value])
 
 
-class _TopLevel:
+class TopLevel:
     """Where names are read in a module: by top-level statement, and by functions and
     classes (which may run at any time)."""
 
@@ -454,9 +490,9 @@ def _top_level_nodes(statement: ast.stmt):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _rewritten(module: cst.Module, site: _Site, generator: _Generator, substitutions: dict,
+def _rewritten(module: cst.Module, site: _Site, generator: GeneratorParts, substitutions: dict,
                assigned: dict[str, cst.BaseExpression]) -> cst.Module:
-    substitute = _Substituted(substitutions)
+    substitute = Substituted(substitutions)
     setup = [s.visit(substitute) for s in generator.setup]
     body = [s.visit(substitute) for s in generator.body]
     setup, body = _context_inline(setup, body)
@@ -464,14 +500,15 @@ def _rewritten(module: cst.Module, site: _Site, generator: _Generator, substitut
     yielded = generator.yielded.visit(substitute)
     made_line, taken_line = module.body[site.made], module.body[site.taken]
     first = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(p))], v)]) for p, v in assigned.items()]
-    made = _with_leading(made_line, [*first, *setup])
+    made = with_leading(made_line, [*first, *setup])
     epoch = cst.Call(cst.Attribute(cst.Name(generator.reader), cst.Name("next_epoch")),
                      [cst.Arg(batch_size, keyword=cst.Name("batch_size"), equal=TIGHT_EQUAL)])
     batch = cst.Call(cst.Name("next"), [cst.Arg(epoch)])
     taken = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(generator.target)], batch)]), *body]
-    if not _same_names(site.outputs, yielded):
-        taken.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(site.outputs)], _bare(yielded))]))
-    taken = _with_leading(taken_line, taken)
+    assignment = _without_self_assignments(site.outputs, yielded)
+    if assignment is not None:
+        taken.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(assignment[0])], _bare(assignment[1]))]))
+    taken = with_leading(taken_line, taken)
     statements = list(module.body)
     statements[site.taken:site.taken + 1] = taken
     statements[site.made:site.made + 1] = made
@@ -491,7 +528,7 @@ def _context_inline(setup: list, body: list) -> tuple[list, list]:
         return setup, body
     name = blocks[0].items[0].item.value
     made = [s for s in setup if _assigned_context(s, name) is not None]
-    if len(made) != 1 or _LoadCounter.count_in(body, name) != 1 or _LoadCounter.count_in(setup, name) != 1:
+    if len(made) != 1 or LoadCounter.count_in(body, name) != 1 or LoadCounter.count_in(setup, name) != 1:
         return setup, body
     item = blocks[0].items[0].with_changes(item=_assigned_context(made[0], name))
     entered = blocks[0].with_changes(items=[item])
@@ -499,7 +536,7 @@ def _context_inline(setup: list, body: list) -> tuple[list, list]:
 
 
 def _assigned_context(statement: cst.BaseStatement, name: str) -> cst.Call | None:
-    small = _single(statement)
+    small = single(statement)
     if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
             and small.targets[0].target.value == name and isinstance(small.value, cst.Call)
             and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "EvalContext"):
@@ -507,7 +544,7 @@ def _assigned_context(statement: cst.BaseStatement, name: str) -> cst.Call | Non
     return None
 
 
-def _with_leading(original: cst.SimpleStatementLine, statements: list) -> list:
+def with_leading(original: cst.SimpleStatementLine, statements: list) -> list:
     if not statements:  # nothing to set up: the comments above the line stay, on a `pass`
         return [original.with_changes(body=[cst.Pass()])] if any(
             line.comment for line in original.leading_lines) else []
@@ -523,6 +560,29 @@ def _without_leading_blanks(lines) -> list:
 
 def _bare(value: cst.BaseExpression) -> cst.BaseExpression:
     return value.with_changes(lpar=[], rpar=[]) if isinstance(value, cst.Tuple) and len(value.elements) > 1 else value
+
+
+def _without_self_assignments(target: cst.BaseExpression, value: cst.BaseExpression):
+    """``target = value`` less the positions that assign a name to itself (``batch, labels =
+    flip(...), labels`` is ``batch = flip(...)``); None where nothing is left. Positions stay
+    together where a target name repeats: then the order of the stores matters."""
+    if _same_names(target, value):
+        return None
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple)
+            and len(target.elements) == len(value.elements)):
+        return target, value
+    stores = [n.value for n in target_names(target)]
+    if len(stores) != len(set(stores)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return target, value
+    kept = [(t, v) for t, v in zip(target.elements, value.elements) if not _same_names(t.value, v.value)]
+    if len(kept) == 1:
+        return kept[0][0].value, kept[0][1].value
+    return (target.with_changes(elements=_commas([t for t, _ in kept])),
+            value.with_changes(elements=_commas([v for _, v in kept])))
+
+
+def _commas(elements: list) -> list:
+    return [e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in elements]
 
 
 def _same_names(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:

@@ -276,11 +276,13 @@ def verify_files(original: Path, migrated: Path | None, options: VerifyOptions) 
         migrated_source = _python_source(migrated) if migrated else _migrated_source(source, original)
     except (OSError, RuntimeError) as error:
         return VerifyReport(error=str(error))
-    inlined = [name for name in names if name not in _top_level_names(migrated_source)]
-    try:  # pipelines a notebook runs once are inlined there: their code is the generator form's
-        generator_form = _migrated_source(source, original, Config(one_shot=False)) if inlined else None
+    try:  # a notebook's pipelines may be reshaped there: their code is the generator form's
+        generator_form = _migrated_source(source, original, Config(one_shot=False)) if (
+            original.suffix == ".ipynb") else None
+        notebook_form = _migrated_source(source, original) if generator_form and migrated else migrated_source
     except RuntimeError as error:
         return VerifyReport(error=str(error))
+    reshaped = _reshaped(names, migrated_source, notebook_form, generator_form) if generator_form else []
     with ExitStack() as stack:
         left = original if original.suffix != ".ipynb" else stack.enter_context(_beside(original, source, "original"))
         right = migrated if migrated and migrated.suffix != ".ipynb" else stack.enter_context(
@@ -288,15 +290,31 @@ def verify_files(original: Path, migrated: Path | None, options: VerifyOptions) 
         sides = {name: (right, "") for name in names}
         if generator_form is not None:
             as_generator = stack.enter_context(_beside(original, generator_form, "generator"))
-            sides.update((name, (as_generator, INLINED_NOTE)) for name in inlined
-                         if name in _top_level_names(generator_form))
+            sides.update((name, (as_generator, RESHAPED_NOTE)) for name in reshaped)
         # Jupyter runs a notebook from its own folder; scripts run from where verify was started
         cwd = original.parent.resolve() if original.suffix == ".ipynb" else Path.cwd()
         return _verify_all(names, sites, random_ops, left, sides, options, cwd)
 
 
-INLINED_NOTE = ("inlined where the notebook runs it once: compared in the generator form it was "
-                "inlined from; the notebook's own output is what shows the inlined code")
+RESHAPED_NOTE = ("reshaped for the notebook (inlined where it runs once, or its reader made where "
+                 "it is called): compared in the generator form it came from; the notebook's own "
+                 "output is what shows the reshaped code")
+
+
+def _reshaped(names: list[str], migrated: bytes, notebook_form: bytes, generator_form: bytes) -> list[str]:
+    """The pipelines whose generator the notebook form inlined or changed, and that the
+    migrated file has as that form wrote them (not as a person edited them since)."""
+    import ast
+
+    from ..positions import python_ast
+
+    def definitions(source: bytes) -> dict[str, str]:
+        return {s.name: ast.dump(s) for s in python_ast(source).body if isinstance(s, ast.FunctionDef)}
+
+    as_generators, as_written, in_notebook = (
+        definitions(generator_form), definitions(notebook_form), definitions(migrated))
+    return [name for name in names if name in as_generators
+            and as_written.get(name) != as_generators[name] and in_notebook.get(name) == as_written.get(name)]
 
 
 def _top_level_names(source: bytes) -> set[str]:

@@ -414,7 +414,8 @@ class _FactCollector(Visitor):
     def visit_For(self, node: cst.For) -> None:
         self._bind_loop_target(node.target, node.iter)
 
-    def _bind_comprehension(self, node) -> None:
+    def _bind_comprehension(self, node: cst.BaseComp) -> None:
+        self.pipelines.enter_comprehension(node)
         # the element is visited before its ``for`` clauses, so bind their targets first
         clause = node.for_in
         while clause is not None:
@@ -422,6 +423,15 @@ class _FactCollector(Visitor):
             clause = clause.inner_for_in
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _bind_comprehension
+
+    def _leave_scope_of_names(self, original_node: cst.CSTNode) -> None:
+        self.pipelines.leave()
+
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_scope_of_names
+    leave_Lambda = _leave_scope_of_names
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.pipelines.enter_lambda(node)
 
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """``for out in pipe.run()`` and ``for o in outputs`` bind single TensorLists."""

@@ -4,15 +4,18 @@ A pipeline variable is keyed by where it is bound: ``pipe`` bound at module leve
 attribute such as ``self.pipe``) is ``pipe``; ``pipe`` bound inside ``train()`` is
 ``pipe@train#N``, another variable than ``evaluate()``'s own ``pipe``. A function's own names
 (its parameters, what its body binds) hide a pipeline variable of the same name outside it,
-as Python does. Messages show ``spelled(key)``; rules and plans compare keys.
+as Python does; so do a lambda's parameters and a comprehension's ``for`` targets. Messages
+show ``spelled(key)``; rules and plans compare keys.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from collections.abc import Callable
+
 from .imports import dotted_name
-from .scopes import function_locals
+from .scopes import all_params, function_locals, scope_names, target_names
 
 
 def spelled(key: str) -> str:
@@ -21,16 +24,39 @@ def spelled(key: str) -> str:
 
 
 class _Frame:
-    def __init__(self, function: cst.FunctionDef, number: int) -> None:
-        self.function = function
+    def __init__(self, label: str, number: int, find_locals: Callable[[], set[str]]) -> None:
+        self.label = label
         self.number = number
-        self.keys: dict[str, str] = {}  # names this function binds to pipelines
+        self.keys: dict[str, str] = {}  # names this scope binds to pipelines
+        self._find_locals = find_locals
         self._locals: set[str] | None = None
 
     def local_names(self) -> set[str]:
         if self._locals is None:  # walked only where a pipeline name is read or bound
-            self._locals = function_locals(self.function)
+            self._locals = self._find_locals()
         return self._locals
+
+
+def lambda_locals(node: cst.Lambda) -> set[str]:
+    """A lambda's parameters, less any name its defaults read (those are read outside it)."""
+    names = {param.name.value for param in all_params(node.params)}
+    for star in (node.params.star_arg, node.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    defaults = [param.default for param in all_params(node.params) if param.default is not None]
+    return names - scope_names(defaults).loaded
+
+
+def comprehension_locals(node: cst.BaseComp) -> set[str]:
+    """The ``for`` targets of a comprehension, less any name its first iterable reads: that one is
+    evaluated outside (``[p for pipe in [pipe]]`` reads the outer ``pipe``), so such a name is
+    left to the enclosing scope, which errs towards keeping a pipeline."""
+    names: set[str] = set()
+    clause: cst.CompFor | None = node.for_in
+    while clause is not None:
+        names |= {name.value for name in target_names(clause.target)}
+        clause = clause.inner_for_in
+    return names - scope_names([node.for_in.iter]).loaded
 
 
 class PipelineScopes:
@@ -48,15 +74,23 @@ class PipelineScopes:
         self.spelled |= names
 
     def enter(self, function: cst.FunctionDef) -> None:
+        frame = self._push(function.name.value, lambda: function_locals(function))
+        for param in all_params(function.params) if self.parameter_keys else ():
+            key = self.parameter_keys.get(id(param.name))
+            if key is not None:
+                frame.keys[param.name.value] = key
+
+    def enter_lambda(self, node: cst.Lambda) -> None:
+        self._push("lambda", lambda: lambda_locals(node))
+
+    def enter_comprehension(self, node: cst.BaseComp) -> None:
+        self._push("comprehension", lambda: comprehension_locals(node))
+
+    def _push(self, label: str, find_locals: Callable[[], set[str]]) -> _Frame:
         self._count += 1
-        frame = _Frame(function, self._count)
-        if self.parameter_keys:
-            params = function.params
-            for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-                key = self.parameter_keys.get(id(param.name))
-                if key is not None:
-                    frame.keys[param.name.value] = key
+        frame = _Frame(label, self._count, find_locals)
         self.frames.append(frame)
+        return frame
 
     def leave(self) -> None:
         self.frames.pop()
@@ -68,7 +102,7 @@ class PipelineScopes:
         if frame is None:
             self.module_keys.add(name)
             return name
-        key = frame.keys[name] = f"{name}@{frame.function.name.value}#{frame.number}"
+        key = frame.keys[name] = f"{name}@{frame.label}#{frame.number}"
         return key
 
     def key(self, node: cst.BaseExpression | None) -> str | None:

@@ -85,3 +85,18 @@ def test_every_rule_has_code_docs_module_and_a_fixture(rule):
 def test_rule_codes_are_unique():
     codes = [r.code for r in ALL_RULES]
     assert len(codes) == len(set(codes))
+
+
+@pytest.mark.parametrize("use, flagged", [
+    ("results = [pipe.run() for pipe in jobs]", False),  # the comprehension's own `pipe`
+    ("runner = lambda pipe: pipe.run()", False),  # the lambda's own `pipe`
+    ("results = [p.run() for p in [pipe]]", False),  # `p` is not followed, `pipe` is only read
+    ("results = [pipe.run() for pipe in [pipe]]", True),  # the first iterable reads the outer `pipe`
+    ("runner = lambda pipe=pipe: pipe.run()", True),  # a default is read outside the lambda
+    ("runner = lambda job: pipe.run()", True),  # the module's pipeline, read inside a lambda
+])
+def test_lambdas_and_comprehensions_have_names_of_their_own(use, flagged):
+    source = ("from nvidia.dali.pipeline import Pipeline\n\npipe = Pipeline(batch_size=2)\n\n"
+              f"def run_all(jobs):\n    {use}\n").encode()
+    lines = [d.line for d in check_source(source, "x.py", Config()).diagnostics if d.code == "DM003"]
+    assert (6 in lines) == flagged

@@ -70,8 +70,8 @@ class SourcePlan:
     cycle: bool
     kept: list[cst.Arg] = field(default_factory=list)
     iterable: bool = False  # iterated as it is (``iter(source)``), not called first
-    binding_index: int | None = None  # the graph's ``source = Class(...)`` statement, if it made it
-    binding: cst.Assign | None = None
+    binding_index: int | None = None  # the graph's ``source = Class(...)`` / ``def source():``, if it made it
+    binding: cst.Assign | cst.FunctionDef | None = None
     # a graph parameter's name: the callers pass the source (``args`` until they are known)
     parameter: str | None = None
     args: SourceArgs | None = None
@@ -87,7 +87,7 @@ class SourcePlan:
         inline or bound to a name in the graph (None: a function or object of the module)."""
         if isinstance(self.source, cst.Call):
             return self.source
-        return self.binding.value if self.binding is not None else None
+        return self.binding.value if isinstance(self.binding, cst.Assign) else None
 
 
 def _literal(node: cst.BaseExpression | None):
@@ -137,10 +137,12 @@ def _methods(source: cst.BaseExpression, facts: ModuleFacts) -> dict[str, cst.Fu
 
 
 def source_kind(source: cst.BaseExpression, facts: ModuleFacts,
-                binding: cst.Assign | None = None) -> tuple[str, int]:
+                binding: cst.Assign | cst.FunctionDef | None = None) -> tuple[str, int]:
     """("function", positional params) | ("generator", 0) | ("instance", params of __call__)
     | ("iterable", 0): an object pipeline mode iterates with ``iter()`` and ``next()``.
     ``binding``: the graph's one ``source = Class(...)``, where ``source`` is a name it binds."""
+    if isinstance(binding, cst.FunctionDef):
+        return ("generator", 0) if _is_generator_function(binding) else ("function", _positional_count(binding))
     if binding is not None:
         source = binding.value
     elif isinstance(source, cst.Name):
@@ -158,21 +160,31 @@ def source_kind(source: cst.BaseExpression, facts: ModuleFacts,
     if "__iter__" in methods:
         return "iterable", 0
     raise NotMigratable("the source must be a function, generator function, callable class or iterable "
-                        "class defined at the top of this module")
+                        "class defined at the top of this module, or a function the graph defines")
 
 
-def _graph_binding(source: cst.BaseExpression, graph_body, before: int) -> tuple[int, cst.Assign] | None:
-    """``source``'s one binding in the graph: ``name = Class(...)`` at its top, before ``before``,
-    and nothing else there binds or deletes ``name`` (None: the graph does not bind it)."""
+def _graph_binding(source: cst.BaseExpression, graph_body,
+                   before: int) -> tuple[int, cst.Assign | cst.FunctionDef] | None:
+    """``source``'s one binding in the graph: ``name = Class(...)`` or ``def name(...):`` at its
+    top, before ``before``, and nothing else there binds or deletes ``name`` (None: the graph
+    does not bind it)."""
     if not isinstance(source, cst.Name):
         return None
     binders, assign = bindings(source.value, graph_body)
     if not binders:
         return None
+    defined = graph_body[binders[0]]
+    if len(binders) == 1 and binders[0] < before and _defines(defined, source.value):
+        return binders[0], defined
     if assign is None or binders[0] >= before or not isinstance(assign.value, cst.Call):
         raise NotMigratable(f"`{source.value}` must be bound once, as `{source.value} = SourceClass(...)` at the "
                             "top of the graph, before the external_source")
     return binders[0], assign
+
+
+def _defines(statement: cst.BaseStatement, name: str) -> bool:
+    """``def name(...):`` without decorators: a function the graph made, called once per batch."""
+    return isinstance(statement, cst.FunctionDef) and statement.name.value == name and not statement.decorators
 
 
 def bindings(name: str, body) -> tuple[list[int], cst.Assign | None]:

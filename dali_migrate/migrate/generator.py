@@ -209,6 +209,7 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     before_loop = sorted([*readers_at.items(), *(rest[k] for k in once), *made_once], key=lambda item: item[0])
     setup += [s for _, s in before_loop]
     body = [new for k, (_, s) in enumerate(rest) if k not in once for new in replacements.get(id(s), [s])]
+    body[0] = body[0].with_changes(leading_lines=[])  # the loop's first line follows the loop's header
     if plan.checkpointing:
         rngs = ([names.rng] if any(id(c.node) not in names.op_rngs for c in plan.random_calls) else [])
         setup += checkpointing.generator_registrations(reader_names[: len(targets)], [*rngs, *names.op_rngs.values()])
@@ -229,11 +230,21 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         loop = _epochs(loop, names, sources.uses_iteration(plan.sources))
     if plan.yields_reader_meta:
         setup.append(_metadata_first(plan, reader_names))
-    statements = [*setup, loop]
+    statements = _spaced_after_definitions([*setup, loop])
     return _without_pipeline_decorator(plan, updated).with_changes(
         params=migrated_parameters(plan, updated.params),
         body=updated.body.with_changes(body=[*docstring, *statements]),
     )
+
+
+def _spaced_after_definitions(statements: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """A blank line after each nested ``def``, as black writes it."""
+    spaced = statements[:1]
+    for before, statement in zip(statements, statements[1:]):
+        if isinstance(before, cst.FunctionDef) and not statement.leading_lines:
+            statement = statement.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        spaced.append(statement)
+    return spaced
 
 
 def _source_assignment(line: cst.SimpleStatementLine, name: str):
@@ -347,7 +358,7 @@ def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bo
     and must run once in the generator, before its loop: they call no operator and read no data,
     and moving them changes no value a statement left in the loop reads. ``fixed``: indices that
     stay in the loop; ``loop_bound``: names the loop itself binds (the readers' outputs)."""
-    names = [scope_names([s]) for s in body]
+    names = [_statement_names(s) for s in body]
     once = {i for i, s in enumerate(body) if i not in fixed and _plain_python(s, ndd)}
     changed = True
     while changed:  # each pass only moves statements back into the loop
@@ -364,9 +375,20 @@ def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bo
     return once
 
 
+def _statement_names(statement: cst.BaseStatement):
+    """What a statement binds and loads when it runs; a ``def`` binds only its name (its body
+    runs when it is called, and what the body reads counts as read here, to err on the safe side)."""
+    names = scope_names([statement])
+    if isinstance(statement, cst.FunctionDef):
+        names.bound = {statement.name.value}
+    return names
+
+
 def _plain_python(statement: cst.BaseStatement, ndd: str) -> bool:
-    """No operator call, no ``yield``/``return``/``global``: Python that only builds the graph."""
-    finder = _GraphWork(ndd)
+    """No operator call, no ``yield``/``return``/``global``: Python that only builds the graph.
+    A ``def`` is made once like any plain statement: its decorators, defaults and body must
+    call no operator (its own ``return``, ``yield`` and ``nonlocal`` run when it is called)."""
+    finder = (_DefinitionWork if isinstance(statement, cst.FunctionDef) else _GraphWork)(ndd)
     walk(statement, finder)
     return not finder.found
 
@@ -394,3 +416,14 @@ class _GraphWork(Visitor):
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self.found = True
+
+
+class _DefinitionWork(_GraphWork):
+    def visit_Return(self, node: cst.Return) -> None:
+        pass
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        pass
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        pass

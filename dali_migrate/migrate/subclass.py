@@ -21,7 +21,7 @@ builds the same pipeline as
 called with keywords (``HybridPipe(batch_size=8, num_threads=2, device_id=0, data_dir=...)``),
 which is how calls of the class are rewritten. An operator object becomes one ``fn`` call per
 call of it, its constructor's arguments merged with the call's. Anything else in the class
-(other methods, other uses of ``self``, a random operator or reader called twice, arguments
+(other methods, other uses of ``self``, a reader called twice, arguments
 that cannot be placed) leaves the class as it is, with the reason in a TODO.
 """
 
@@ -37,6 +37,7 @@ from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
 from .names import all_names, assigned_targets, scope_names
+from .iter_setup import SOURCE_FUNCTION, FedSources, NotFed, fed_sources, with_nonlocals
 from .ops import TIGHT_EQUAL, keyword_arg
 from .pure import Substitution, evaluates_the_same_twice
 from .wrap import flatten, safe_to_reflow
@@ -74,8 +75,8 @@ def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
         if not isinstance(statement, cst.FunctionDef) or statement.decorators:
             raise NotConvertible("the class holds more than `__init__` and `define_graph`")
         methods[statement.name.value] = statement
-    if set(methods) != {"__init__", "define_graph"}:
-        raise NotConvertible("the class holds more than `__init__` and `define_graph`")
+    if not {"__init__", "define_graph"} <= set(methods) <= {"__init__", "define_graph", "iter_setup"}:
+        raise NotConvertible("the class holds more than `__init__`, `define_graph` and `iter_setup`")
     return methods
 
 
@@ -125,9 +126,10 @@ def _self_attribute(target: cst.BaseExpression) -> str | None:
     return None
 
 
-def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable):
+def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable, changing: set[str]):
     """(the ``super().__init__`` call, operators by attribute, values by attribute, the prelude:
-    ``__init__``'s other statements, in order, ``self.x = value`` as ``x = value``)."""
+    ``__init__``'s other statements, in order, ``self.x = value`` as ``x = value``).
+    ``changing``: attributes ``iter_setup`` assigns, which stay variables of the graph."""
     statements = list(init.body.body)
     if statements and _is_docstring(statements[0]):
         statements = statements[1:]
@@ -154,8 +156,8 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable)
             if op is None or any(a.keyword is None for a in value.args):
                 raise NotConvertible(f"`self.{name}` is an operator without a known `fn` form")
             operators[name] = (op, value, len(prelude))
-        elif isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
-                isinstance(value, cst.Name) and value.value in (name, "True", "False", "None")):
+        elif name not in changing and (isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
+                isinstance(value, cst.Name) and value.value in (name, "True", "False", "None"))):
             values[name] = value  # ``self.crop = crop``: the name itself
         else:
             values[name] = cst.Name(name)
@@ -287,6 +289,8 @@ class _GraphRewriter(Transformer):
         self.operators, self.values, self.params = operators, values, params
         self.calls: dict[str, int] = {}
         self.graph_locals: set[str] = set()  # ``self.jpegs, self.labels = ...`` in define_graph
+        self.method = "define_graph"  # the method being rewritten, for messages
+        self.read_as: set[str] = set()  # the names ``self.x`` reads became
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         name = _self_attribute(original_node.func)
@@ -294,8 +298,8 @@ class _GraphRewriter(Transformer):
             return updated_node
         op, constructor, _ = self.operators[name]
         self.calls[name] = self.calls.get(name, 0) + 1
-        if self.calls[name] > 1 and (op.random or op.is_reader):
-            raise NotConvertible(f"`self.{name}` is called twice: one random operator or reader, two calls")
+        if self.calls[name] > 1 and op.is_reader:
+            raise NotConvertible(f"`self.{name}` is called twice: one reader, two calls")
         given = {a.keyword.value for a in updated_node.args if a.keyword is not None}
         clash = given & {a.keyword.value for a in constructor.args}
         if clash:
@@ -316,11 +320,14 @@ class _GraphRewriter(Transformer):
         if name is None or name in self.operators:
             return updated_node
         if name in self.graph_locals:
+            self.read_as.add(name)
             return cst.Name(name)
         value = self.values.get(name)
         if value is not None:
+            if isinstance(value, cst.Name):
+                self.read_as.add(value.value)
             return value
-        raise NotConvertible(f"`self.{name}` in `define_graph` is not set in `__init__`")
+        raise NotConvertible(f"`self.{name}` in `{self.method}` is not set in `__init__`")
 
 
 def _check_values_hold(operators: dict, values: dict, prelude: list[cst.BaseStatement]) -> None:
@@ -388,7 +395,12 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     if not init_params or init_params[0].name.value != "self" or len(graph.params.params) != 1:
         raise NotConvertible("`__init__(self, ...)` and `define_graph(self)` are expected")
     params = {p.name.value: p for p in init_params[1:]}
-    super_call, operators, values, prelude, made = _init_members(init, imports, optable)
+    fed = _fed(methods.get("iter_setup"))
+    changing = fed.written if fed is not None else set()
+    super_call, operators, values, prelude, made = _init_members(init, imports, optable, changing)
+    if fed is not None:
+        graph = _with_fed_source(graph, fed, operators)
+        _check_changing(graph, changing, made)
     decorator_args, passed, computed = _pipeline_arguments(super_call, params)
     _check_values_hold(operators, {k: v for k, v in values.items() if k not in made}, prelude)
     if made & set(params):
@@ -401,7 +413,8 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     rewriter.operators = {name: (op, constructor.visit(rewriter), position)
                           for name, (op, constructor, position) in operators.items()}
     body = graph.body.visit(rewriter)
-    body = body.with_changes(body=[*prelude, *body.body])
+    prelude = _values_read_in_init(prelude, values, made)
+    body = body.with_changes(body=[*prelude, *_source_function(fed, rewriter, body), *body.body])
     if "self" in all_names(body):
         raise NotConvertible("`define_graph` uses `self` for more than its operators")
     kept = [p for name, p in params.items() if name not in passed]
@@ -420,6 +433,136 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     )
     defaults = {name: p.default for name, p in params.items() if p.default is not None}
     return Subclass(node.name.value, node, graph, function, list(params), computed, defaults)
+
+
+def _values_read_in_init(prelude: list[cst.BaseStatement], values: dict, made: set[str]) -> list[cst.BaseStatement]:
+    """``__init__``'s own reads of what it stored (``self.iterator = iter(self.external_data)``):
+    a variable it computed or a parameter it stored, read as that name."""
+
+    class Reads(Transformer):
+        def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+            name = _self_attribute(original_node)
+            if name is None:
+                return updated_node
+            value = values.get(name)
+            if name in made or (isinstance(value, cst.Name) and value.value == name):
+                return cst.Name(name)
+            raise NotConvertible(f"`self.{name}` is read in `__init__`")
+
+    return [statement.visit(Reads()) for statement in prelude]
+
+
+def _fed(method: cst.FunctionDef | None) -> FedSources | None:
+    if method is None:
+        return None
+    try:
+        return fed_sources(method)
+    except NotFed as reason:
+        raise NotConvertible(f"`iter_setup`: {reason}") from None
+
+
+def _check_changing(graph: cst.FunctionDef, changing: set[str], made: set[str]) -> None:
+    """What ``iter_setup`` assigns is a variable of its own: computed in ``__init__``, and not
+    read by the graph (which reads values once, where pipeline mode built it)."""
+    for name in sorted(changing):
+        if name not in made:
+            raise NotConvertible(f"`iter_setup` assigns `self.{name}`, which `__init__` does not compute")
+        if name in _self_attributes(graph.body):
+            raise NotConvertible(f"`iter_setup` assigns `self.{name}`, which `define_graph` reads")
+
+
+def _self_attributes(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class Attributes(Visitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            name = _self_attribute(attribute)
+            if name is not None:
+                found.add(name)
+
+    walk(node, Attributes())
+    return found
+
+
+def _source_statement(statement: cst.BaseStatement, operators: dict) -> tuple[str, str] | None:
+    """(``jpegs``, ``input``) for a line ``self.jpegs = self.input()`` calling an ExternalSource."""
+    name, small = _self_assignment(statement)
+    if name is None or not isinstance(small.value, cst.Call):
+        return None
+    source = _self_attribute(small.value.func)
+    if source not in operators or operators[source][0].ops_class != "ExternalSource":
+        return None
+    if any(a.keyword is None or a.keyword.value != "name" for a in small.value.args):
+        raise NotConvertible(f"`self.{name} = self.{source}(...)`: call a fed external source without arguments")
+    return name, source
+
+
+def _with_fed_source(graph: cst.FunctionDef, fed: FedSources, operators: dict) -> cst.FunctionDef:
+    """``define_graph`` with its fed external sources read as one ``external_source`` of the
+    ``iter_setup`` function, where the first of them was read."""
+    statements = list(graph.body.body)
+    found = {}
+    for index, statement in enumerate(statements):
+        pair = _source_statement(statement, operators)
+        if pair is not None:
+            found[pair[0]] = (index, pair[1])
+    outputs = [feed.output for feed in fed.feeds]
+    missing = [name for name in outputs if name not in found]
+    if missing:
+        raise NotConvertible(f"`iter_setup` feeds `self.{missing[0]}`, which `define_graph` does not set "
+                             "with `self.{missing[0]} = self.<external source>()`")
+    args = [keyword_arg("source", cst.Name(SOURCE_FUNCTION))]
+    if len(outputs) > 1:
+        args.append(keyword_arg("num_outputs", cst.Integer(str(len(outputs)))))
+    args += _merged_source_arguments(fed, [operators[found[name][1]][1] for name in outputs])
+    call = cst.Call(func=cst.parse_expression(f"{SYNTHETIC_FN}.external_source"), args=_commas(args))
+    targets = [cst.parse_expression(f"self.{name}") for name in outputs]
+    target = targets[0] if len(targets) == 1 else cst.Tuple([cst.Element(t) for t in targets], lpar=[], rpar=[])
+    first = min(found[name][0] for name in outputs)
+    dropped = {found[name][0] for name in outputs}
+    line = statements[first].with_changes(body=[cst.Assign([cst.AssignTarget(target)], call)])
+    body = [line if i == first else s for i, s in enumerate(statements) if i == first or i not in dropped]
+    return graph.with_changes(body=graph.body.with_changes(body=body))
+
+
+def _merged_source_arguments(fed: FedSources, constructors: list[cst.Call]) -> list[cst.Arg]:
+    """The sources' constructor arguments (and ``feed_input``'s ``layout=``) as one call's: one
+    value for all outputs, or a list of one per output (``layout``, ``dtype``)."""
+    given = [{a.keyword.value: a.value for a in c.args} for c in constructors]
+    for feed, arguments in zip(fed.feeds, given):
+        if feed.layout is not None:
+            if "layout" in arguments:
+                raise NotConvertible(f"`self.{feed.output}` gets `layout=` both when built and when fed")
+            arguments["layout"] = feed.layout
+    code = cst.Module([]).code_for_node
+    merged = []
+    for keyword in dict.fromkeys(k for arguments in given for k in arguments):
+        values = [arguments.get(keyword) for arguments in given]
+        if keyword == "layout" and len(values) > 1:  # no layout is the empty one, as DALI reports it
+            values = [cst.SimpleString('""') if v is None else v for v in values]
+        if None not in values and len({code(v) for v in values}) == 1:
+            merged.append(keyword_arg(keyword, values[0]))
+        elif None not in values and keyword in ("layout", "dtype"):
+            merged.append(keyword_arg(keyword, cst.List([cst.Element(v) for v in values])))
+        else:
+            raise NotConvertible(f"the fed external sources differ in `{keyword}=`")
+    return merged
+
+
+def _source_function(fed: FedSources | None, rewriter: _GraphRewriter, body: cst.BaseSuite) -> list[cst.FunctionDef]:
+    """``def iter_setup():``, its ``self.`` values read as the graph's, before the graph's body."""
+    if fed is None:
+        return []
+    if SOURCE_FUNCTION in scope_names(body.body).bound | rewriter.params | rewriter.graph_locals:
+        raise NotConvertible(f"`{SOURCE_FUNCTION}` is also a name of the graph")
+    rewriter.method, rewriter.read_as = "iter_setup", set()
+    function = fed.function.visit(rewriter)
+    own = scope_names(fed.function.body.body).bound  # before ``self.x`` became ``x``
+    read = rewriter.read_as
+    if own & read:  # ``batch = self.batch``: one name, two variables
+        raise NotConvertible(f"`iter_setup` has a variable `{sorted(own & read)[0]}` and reads a value of "
+                             "that name from `self`: rename its variable")
+    return [with_nonlocals(function, fed.written)]
 
 
 def keyword_call(call: cst.Call, subclass: Subclass) -> cst.Call:

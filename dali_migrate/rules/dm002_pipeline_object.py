@@ -44,8 +44,11 @@ class PipelineObject(Rule):
     after it, and graphs that cannot be migrated in decorator form either.
     A subclass with `__init__` building legacy operators and `define_graph` wiring them becomes
     a generator function of the same name (see DM009); calls of the class are given keyword
-    arguments. A subclass with other methods (`iter_setup`), other uses of `self`, or pipeline
-    arguments computed from `__init__`'s parameters keeps a TODO that says which.
+    arguments. An `iter_setup` that feeds external sources with `self.feed_input(self.x, data)`
+    becomes a function the graph defines, read by one `external_source` per batch; what it assigns
+    (`self.iterator = ...`) is a variable of the generator (`nonlocal`). A subclass with other
+    methods, other uses of `self`, or pipeline arguments computed from `__init__`'s parameters
+    keeps a TODO that says which.
     """
 
     code = "DM002"

@@ -47,7 +47,9 @@ class PythonSource(Rule):
     `StopIteration`, as `run()` did. A source object the graph makes (`source = Windows(files)`
     at its top, or inline) is made once, before the loop, after the plain statements that
     compute its arguments; one made from data, inside a block or bound twice keeps the
-    pipeline. A source the pipeline takes as a parameter (`def pipe(source):`, DALI's parallel
+    pipeline. A function the graph defines (`def next_batch():` at its top, before the
+    external_source) is defined once, before the loop, and called per batch: what it assigns
+    with `nonlocal` lives as long as the generator, as it lived as long as the pipeline. A source the pipeline takes as a parameter (`def pipe(source):`, DALI's parallel
     external source examples) is used as the calls of the pipeline say: each call must pass a
     class, function or generator function of the module, inline (`pipe(Windows(files))`) or as
     a name bound once to one in the calling function or at the top of the module, and all calls
@@ -58,7 +60,8 @@ class PythonSource(Rule):
     data is the same. `fn.python_function` becomes a comprehension that calls the function on
     each sample as a NumPy array (with `batch_processing=True`: once, on lists of them), batched
     with `ndd.batch`, one Batch per output (bit for bit). Other sources, `cycle="raise"`,
-    `feed_input`, GPU functions and the other Python operators get a TODO naming the manual step.
+    `feed_input` outside a convertible `iter_setup` (see DM002), GPU functions and the other
+    Python operators get a TODO naming the manual step.
     """
 
     code = "DM012"

@@ -236,6 +236,7 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
     (by the graphs skipped), reused: only what is kept changes between the audit's tries."""
     from .migrate import migrate_module
     from .migrate.normalize import normalize_with_graphs
+    from .migrate.places import node_ids
 
     normalized_forms = {} if normalized_forms is None else normalized_forms
 
@@ -261,19 +262,28 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
                                    handled_helpers=config.handled_helpers, capture=config.capture)
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
-            return _Migrated(migration, subject, normalized, kept)
+            converted = set().union(*(node_ids(g.original_statement) for g in normalized.graphs))
+            return _Migrated(migration, subject, normalized, _with_graphs_left(kept, original, reasons, converted))
         skip |= {id(g.original_statement) for g in blocked}
         reasons |= {id(g.reason_anchor): migration.blockers.get(g.function.name.value, []) for g in blocked}
         kept |= {_graph_label(g): [b.message for b in migration.blockers.get(g.function.name.value, [])]
                  for g in blocked}
-    for graph in (g for g in original.facts.graphs if g.kind != "decorator"):  # left as written
+    kept = _with_graphs_left(kept, original, reasons, set())
+    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported,
+                                    config.loader_import, config.handled_helpers, config.capture), original, None,
+                     kept)
+
+
+def _with_graphs_left(kept: dict[str, list[str]], original: Analysed, reasons: dict[int, list],
+                      converted: set[int]) -> dict[str, list[str]]:
+    """``kept``, and each graph left as written (not ``converted``) with its reasons."""
+    kept = dict(kept)
+    for graph in (g for g in original.facts.graphs if g.kind != "decorator" and id(g.node) not in converted):
         label = _written_graph_label(graph, original.facts)
         if label not in kept:
             kept[label] = [b.message for b in reasons.get(id(graph.node), [])] or [
                 "graph not migrated automatically: rewrite it as a generator of ndd calls"]
-    return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported,
-                                    config.loader_import, config.handled_helpers, config.capture), original, None,
-                     kept)
+    return kept
 
 
 def _reasons_of_graphs_left(original: Analysed, subject: Analysed, normalized, reasons: dict[int, list]) -> dict:

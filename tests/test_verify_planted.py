@@ -120,7 +120,8 @@ def test_data_that_ends_early_on_one_side_is_caught():
     """A source that runs out ends both sides' runs; ending at another batch is a difference."""
     original = FIXTURES / "migrate" / "external_iterator.input.py"
     migrated = FIXTURES / "migrate" / "external_iterator.expected.py"
-    equal = verify_files(original, migrated, VerifyOptions(iterations=5))
+    only = ("external_pipe",)
+    equal = verify_files(original, migrated, VerifyOptions(pipelines=only, iterations=5))
     (pipeline,) = equal.pipelines
     assert pipeline.original.ok and len(pipeline.original.iterations) == 3  # the source has 3 batches
     assert equal.exit_code == 0
@@ -129,7 +130,7 @@ def test_data_that_ends_early_on_one_side_is_caught():
     early = FIXTURES / "migrate" / ".planted_external_iterator.py"
     early.write_text(text.replace("if self.i >= 3:", "if self.i >= 2:"))
     try:
-        report = verify_files(original, early, VerifyOptions(iterations=5))
+        report = verify_files(original, early, VerifyOptions(pipelines=only, iterations=5))
     finally:
         early.unlink()
     assert ("outputs", -1) in _whats(report)
@@ -163,6 +164,31 @@ def test_a_call_site_argument_local_to_its_caller_is_named_with_the_arg_to_give(
     assert "labels: could not run\n" in shown.getvalue()  # no comparison was made to describe
     given = verify_files(source, None, VerifyOptions(iterations=1, args={"root": str(IMAGES), "num_threads": 1}))
     assert given.exit_code == 0, [(p.original.error, p.migrated.error) for p in given.pipelines]
+
+
+@pytest.mark.parametrize("given", [{"args": {"batch_size": 2, "rank": 0}}, {"batch_size": 2, "args": {"rank": 0}}])
+def test_batch_size_and_seed_local_to_the_caller_are_the_harness_own(tmp_path, given):
+    """`batch_size=batch_size` inside `main()`: the harness passes its own value, given as --arg
+    or --batch-size, and does not evaluate the caller's name."""
+    source = tmp_path / "local_sizes.py"
+    source.write_text(
+        "import nvidia.dali.ops as ops\n"
+        "from nvidia.dali.pipeline import Pipeline\n\n\n"
+        "class Labels(Pipeline):\n"
+        "    def __init__(self, batch_size, num_threads, device_id, root, rank=0):\n"
+        "        super().__init__(batch_size, num_threads, device_id, seed=12 + rank)\n"
+        "        self.input = ops.readers.File(file_root=root)\n\n"
+        "    def define_graph(self):\n"
+        "        jpegs, labels = self.input()\n"
+        "        return labels\n\n\n"
+        "def main(root, batch_size, rank):\n"
+        "    pipe = Labels(batch_size=batch_size, num_threads=1, device_id=None, root=root, rank=rank)\n"
+        "    pipe.build()\n"
+    )
+    options = {"iterations": 1, **given, "args": {"root": str(IMAGES), **given.get("args", {})}}
+    report = verify_files(source, None, VerifyOptions(**options))
+    assert report.exit_code == 0, [(p.original.error, p.migrated.error) for p in report.pipelines]
+    assert report.pipelines[0].batch_size == 2
 
 
 def test_an_arg_goes_only_to_the_pipelines_that_take_it(tmp_path):

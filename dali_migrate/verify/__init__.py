@@ -350,8 +350,9 @@ def _verify_pipeline(name, site: CallSite, random_ops, original, migrated, optio
     # batches makes them of that size, whatever the harness would ask for
     batch_size = options.batch_size or options.args.get("batch_size") or _literal(site.batch_size, None)
     seed = options.args.get("seed", _literal(site.seed, 0))
-    # the harness passes these itself: the call site's own expressions are not evaluated
-    overrides = {**options.args, "seed": seed, **({"batch_size": batch_size} if batch_size else {})}
+    # the harness passes these itself: the call site's own expressions for them are not evaluated
+    passed = {"seed": seed, "batch_size": batch_size}
+    overrides = {**options.args, **{k: v for k, v in passed.items() if k in site.kwargs and v is not None}}
     spec = {
         "pipeline": name, "kind": site.kind, "call_args": site.args, "call_kwargs": site.kwargs, "overrides": overrides,
         "batch_size": batch_size, "batch_size_code": site.batch_size, "seed": seed, "iterations": options.iterations,

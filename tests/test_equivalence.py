@@ -21,6 +21,7 @@ RUNNABLE = {
     "shuffled_epochs": {},
     "external_data": {},
     "legacy_subclass": {},
+    "legacy_helper_methods": {},
     "paired_readers": {},
     "numpy_augment": {},
     "torch_training": {"shard_id": 1, "num_shards": 2},

@@ -14,6 +14,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
+from ..scopes import function_locals
 from ..visitors import Transformer, Visitor, walk
 from . import checkpointing
 from . import external_source as sources
@@ -376,20 +377,24 @@ def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bo
 
 
 def _statement_names(statement: cst.BaseStatement):
-    """What a statement binds and loads when it runs; a ``def`` binds only its name (its body
-    runs when it is called, and what the body reads counts as read here, to err on the safe side)."""
+    """What a statement binds and loads when it runs; a ``def`` binds only its name, and the
+    names its body reads from outside count as read here (when it is called, to err on the safe side)."""
     names = scope_names([statement])
     if isinstance(statement, cst.FunctionDef):
         names.bound = {statement.name.value}
+        names.loaded -= function_locals(statement)
     return names
 
 
 def _plain_python(statement: cst.BaseStatement, ndd: str) -> bool:
     """No operator call, no ``yield``/``return``/``global``: Python that only builds the graph.
-    A ``def`` is made once like any plain statement: its decorators, defaults and body must
-    call no operator (its own ``return``, ``yield`` and ``nonlocal`` run when it is called)."""
-    finder = (_DefinitionWork if isinstance(statement, cst.FunctionDef) else _GraphWork)(ndd)
-    walk(statement, finder)
+    A ``def`` runs nothing of its body where it stands: only its decorators and defaults count."""
+    finder = _GraphWork(ndd)
+    if isinstance(statement, cst.FunctionDef):
+        for part in [*statement.decorators, statement.params]:
+            walk(part, finder)
+    else:
+        walk(statement, finder)
     return not finder.found
 
 
@@ -417,13 +422,3 @@ class _GraphWork(Visitor):
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self.found = True
 
-
-class _DefinitionWork(_GraphWork):
-    def visit_Return(self, node: cst.Return) -> None:
-        pass
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        pass
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        pass

@@ -12,7 +12,9 @@ Real pipelines share their processing between graphs::
         return augment(fn.decoders.image(jpegs), 224), labels
 
 Once ``train`` is a generator, ``augment`` gets Batches: its ``fn`` calls must become ``ndd``
-calls too. That is done where every use of the helper is in a graph being migrated (or in
+calls too. The same holds for a function the graph itself defines (``def augment(images):`` at
+the top of ``train``'s body, or a helper method of a legacy ``Pipeline`` subclass), where no
+other function of the module has its name. That is done where every use of the helper is in a graph being migrated (or in
 another such helper), and the helper holds only operators that give the same values called
 from anywhere: no random operators (their RNG is the graph's), readers or sources, and no
 subscripts (per sample inside a graph, not in a helper). Otherwise the graphs that call it stay
@@ -29,6 +31,7 @@ from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
 from ..rules.dm004_mixed_device import mixed_device_strings
+from .places import node_ids
 
 
 @dataclass
@@ -81,10 +84,31 @@ def _subscripts(function: cst.FunctionDef) -> int:
 
 
 def graph_helpers(facts: ModuleFacts) -> dict[str, Helper]:
-    """Top-level functions, not graphs, that call DALI operators."""
+    """Top-level functions, not graphs, that call DALI operators; and the functions a graph
+    defines at the top of its body that do, where no other function has their name."""
     loose = [call for call in facts.calls if call.graph is None and call.qualname.startswith("nvidia.dali.fn.")]
     if not loose:
         return {}
+    helpers = _top_level_helpers(facts, loose)
+    nested = _nested_helpers(facts, loose)
+    return {**helpers, **{name: helper for name, helper in nested.items()
+                          if name not in helpers and name not in facts.module_functions}}
+
+
+def _nested_helpers(facts: ModuleFacts, loose: list[DaliCall]) -> dict[str, Helper]:
+    found: dict[str, list[Helper]] = {}
+    for graph in (g for g in facts.graphs if g.kind == "decorator"):
+        for statement in graph.node.body.body:
+            if isinstance(statement, cst.FunctionDef) and not statement.decorators:
+                inside = node_ids(statement)
+                calls = [call for call in loose if id(call.node) in inside]
+                if calls:
+                    found.setdefault(statement.name.value, []).append(
+                        Helper(statement, calls, _subscripts(statement)))
+    return {name: helpers[0] for name, helpers in found.items() if len(helpers) == 1}
+
+
+def _top_level_helpers(facts: ModuleFacts, loose: list[DaliCall]) -> dict[str, Helper]:
     graphs = {id(graph.node) for graph in facts.graphs}
     functions = {facts.top_level[id(defs[0])]: (name, defs[0]) for name, defs in facts.module_functions.items()
                  if len(defs) == 1 and id(defs[0]) not in graphs}

@@ -67,17 +67,34 @@ def is_pipeline_subclass(node: cst.ClassDef, imports: ImportTable) -> bool:
     return any(imports.resolve(base.value) == PIPELINE_CLASS for base in node.bases)
 
 
+PIPELINE_METHODS = ("__init__", "define_graph", "iter_setup")
+
+
 def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     methods: dict[str, cst.FunctionDef] = {}
     for index, statement in enumerate(node.body.body):
         if index == 0 and _is_docstring(statement):
             continue
         if not isinstance(statement, cst.FunctionDef) or statement.decorators:
-            raise NotConvertible("the class holds more than `__init__` and `define_graph`")
+            code = cst.Module([]).code_for_node(statement).strip().splitlines()[0]
+            raise NotConvertible(f"the class holds `{code}`: only methods without decorators are converted")
+        if statement.name.value in methods:
+            raise NotConvertible(f"the class defines `{statement.name.value}` twice")
         methods[statement.name.value] = statement
-    if not {"__init__", "define_graph"} <= set(methods) <= {"__init__", "define_graph", "iter_setup"}:
-        raise NotConvertible("the class holds more than `__init__`, `define_graph` and `iter_setup`")
+    if not {"__init__", "define_graph"} <= set(methods):
+        raise NotConvertible("the class has no `__init__` or no `define_graph`")
+    for name, method in methods.items():
+        if name not in PIPELINE_METHODS and not _is_helper_method(method):
+            raise NotConvertible(f"`{name}` is not a plain method `def {name}(self, ...)` (a special method, "
+                                 "`*args`, `**kwargs` or keyword-only parameters)")
     return methods
+
+
+def _is_helper_method(method: cst.FunctionDef) -> bool:
+    params = method.params
+    return (not method.name.value.startswith("__") and not params.posonly_params and not params.kwonly_params
+            and not isinstance(params.star_arg, cst.Param) and params.star_kwarg is None
+            and bool(params.params) and params.params[0].name.value == "self")
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
@@ -291,6 +308,7 @@ class _GraphRewriter(Transformer):
         self.graph_locals: set[str] = set()  # ``self.jpegs, self.labels = ...`` in define_graph
         self.method = "define_graph"  # the method being rewritten, for messages
         self.read_as: set[str] = set()  # the names ``self.x`` reads became
+        self.helpers: set[str] = set()  # helper methods, called as functions the graph defines
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         name = _self_attribute(original_node.func)
@@ -319,6 +337,8 @@ class _GraphRewriter(Transformer):
         name = _self_attribute(original_node)
         if name is None or name in self.operators:
             return updated_node
+        if name in self.helpers:  # a helper method: a function of the graph now
+            return cst.Name(name)
         if name in self.graph_locals:
             self.read_as.add(name)
             return cst.Name(name)
@@ -396,16 +416,19 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
         raise NotConvertible("`__init__(self, ...)` and `define_graph(self)` are expected")
     params = {p.name.value: p for p in init_params[1:]}
     fed = _fed(methods.get("iter_setup"))
+    helpers = {name: method for name, method in methods.items() if name not in PIPELINE_METHODS}
     changing = fed.written if fed is not None else set()
     super_call, operators, values, prelude, made = _init_members(init, imports, optable, changing)
     if fed is not None:
         graph = _with_fed_source(graph, fed, operators)
-        _check_changing(graph, changing, made)
+        _check_changing([graph, *helpers.values()], changing, made)
+    _check_helpers_only_read(helpers)
     decorator_args, passed, computed = _pipeline_arguments(super_call, params)
     _check_values_hold(operators, {k: v for k, v in values.items() if k not in made}, prelude)
     if made & set(params):
         raise NotConvertible(f"`self.{sorted(made & set(params))[0]}` has the name of a parameter of `__init__`")
     rewriter = _GraphRewriter(operators, values, set(params))
+    rewriter.helpers = set(helpers)
     rewriter.graph_locals = _self_assigned(graph) - set(operators) - set(values)
     clashes = rewriter.graph_locals & (set(params) | scope_names(prelude).bound)
     if clashes:
@@ -414,7 +437,10 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
                           for name, (op, constructor, position) in operators.items()}
     body = graph.body.visit(rewriter)
     prelude = _values_read_in_init(prelude, values, made)
-    body = body.with_changes(body=[*prelude, *_source_function(fed, rewriter, body), *body.body])
+    functions = [*_helper_functions(helpers, rewriter, body), *_source_function(fed, rewriter, body)]
+    if functions and not prelude:  # no blank line right below the ``def`` line
+        functions[0] = functions[0].with_changes(leading_lines=[])
+    body = body.with_changes(body=[*prelude, *functions, *_spaced(body.body, functions)])
     if "self" in all_names(body):
         raise NotConvertible("`define_graph` uses `self` for more than its operators")
     kept = [p for name, p in params.items() if name not in passed]
@@ -461,14 +487,49 @@ def _fed(method: cst.FunctionDef | None) -> FedSources | None:
         raise NotConvertible(f"`iter_setup`: {reason}") from None
 
 
-def _check_changing(graph: cst.FunctionDef, changing: set[str], made: set[str]) -> None:
+def _check_changing(methods: list[cst.FunctionDef], changing: set[str], made: set[str]) -> None:
     """What ``iter_setup`` assigns is a variable of its own: computed in ``__init__``, and not
-    read by the graph (which reads values once, where pipeline mode built it)."""
+    read by the graph or its helper methods (which pipeline mode ran once, when it built it)."""
     for name in sorted(changing):
         if name not in made:
             raise NotConvertible(f"`iter_setup` assigns `self.{name}`, which `__init__` does not compute")
-        if name in _self_attributes(graph.body):
-            raise NotConvertible(f"`iter_setup` assigns `self.{name}`, which `define_graph` reads")
+        for method in methods:
+            if name in _self_attributes(method.body):
+                raise NotConvertible(f"`iter_setup` assigns `self.{name}`, which `{method.name.value}` reads")
+
+
+def _check_helpers_only_read(helpers: dict[str, cst.FunctionDef]) -> None:
+    for name, method in helpers.items():
+        assigned = _self_assigned(method)
+        if assigned:
+            raise NotConvertible(f"`{name}` assigns `self.{sorted(assigned)[0]}`: a helper method may only read `self`")
+
+
+def _helper_functions(helpers: dict[str, cst.FunctionDef], rewriter: "_GraphRewriter",
+                      body: cst.BaseSuite) -> list[cst.FunctionDef]:
+    """Each helper method as a function the graph defines: ``self`` gone, its values read as the graph's."""
+    taken = scope_names(body.body).bound | rewriter.params | rewriter.graph_locals | {SOURCE_FUNCTION}
+    functions = []
+    for name, method in helpers.items():
+        if name in taken:
+            raise NotConvertible(f"the helper method `{name}` has the name of a variable of the graph")
+        rewriter.method, rewriter.read_as = name, set()
+        function = method.visit(rewriter)
+        own = scope_names([method.params, method.body]).bound - {"self"}
+        if own & rewriter.read_as:
+            raise NotConvertible(f"`{name}` has a variable `{sorted(own & rewriter.read_as)[0]}` and reads a value "
+                                 "of that name from `self`: rename its variable")
+        params = function.params.with_changes(params=function.params.params[1:])
+        functions.append(function.with_changes(params=params, leading_lines=[cst.EmptyLine(indent=False)]))
+    return functions
+
+
+def _spaced(statements, functions: list) -> list:
+    """The graph's statements, a blank line first where functions come before them."""
+    if not functions or not statements:
+        return list(statements)
+    first = statements[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    return [first, *statements[1:]]
 
 
 def _self_attributes(node: cst.CSTNode) -> set[str]:

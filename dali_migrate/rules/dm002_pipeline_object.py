@@ -46,9 +46,11 @@ class PipelineObject(Rule):
     a generator function of the same name (see DM009); calls of the class are given keyword
     arguments. An `iter_setup` that feeds external sources with `self.feed_input(self.x, data)`
     becomes a function the graph defines, read by one `external_source` per batch; what it assigns
-    (`self.iterator = ...`) is a variable of the generator (`nonlocal`). A subclass with other
-    methods, other uses of `self`, or pipeline arguments computed from `__init__`'s parameters
-    keeps a TODO that says which.
+    (`self.iterator = ...`) is a variable of the generator (`nonlocal`). Helper methods that
+    `define_graph` calls become functions the generator defines. A subclass with special
+    methods, helper methods that assign `self.x` or call random operators, readers or sources,
+    other uses of `self`, or pipeline arguments computed from `__init__`'s parameters keeps a
+    TODO that says which.
     """
 
     code = "DM002"

@@ -68,6 +68,7 @@ def is_pipeline_subclass(node: cst.ClassDef, imports: ImportTable) -> bool:
 
 
 PIPELINE_METHODS = ("__init__", "define_graph", "iter_setup")
+BATCH_SIZE_PROPERTIES = ("batch_size", "max_batch_size")  # the pipeline's, read on ``self``
 
 
 def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
@@ -339,6 +340,9 @@ class _GraphRewriter(Transformer):
             return updated_node
         if name in self.helpers:  # a helper method: a function of the graph now
             return cst.Name(name)
+        if name in BATCH_SIZE_PROPERTIES and name not in self.values and name not in self.graph_locals:
+            self.read_as.add("batch_size")  # the generator's own ``batch_size`` parameter
+            return cst.Name("batch_size")
         if name in self.graph_locals:
             self.read_as.add(name)
             return cst.Name(name)
@@ -437,6 +441,8 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
                           for name, (op, constructor, position) in operators.items()}
     body = graph.body.visit(rewriter)
     prelude = _values_read_in_init(prelude, values, made)
+    if "batch_size" in rewriter.read_as and "batch_size" in scope_names(prelude).bound:
+        raise NotConvertible("`__init__` assigns `batch_size`, and the graph reads the pipeline's `self.batch_size`")
     functions = [*_helper_functions(helpers, rewriter, body), *_source_function(fed, rewriter, body)]
     if functions and not prelude:  # no blank line right below the ``def`` line
         functions[0] = functions[0].with_changes(leading_lines=[])

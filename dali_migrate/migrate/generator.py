@@ -239,10 +239,11 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
 
 
 def _spaced_after_definitions(statements: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-    """A blank line after each nested ``def``, as black writes it."""
+    """A blank line before and after each nested ``def`` (but the first statement), as black writes it."""
     spaced = statements[:1]
     for before, statement in zip(statements, statements[1:]):
-        if isinstance(before, cst.FunctionDef) and not statement.leading_lines:
+        apart = isinstance(before, cst.FunctionDef) or isinstance(statement, cst.FunctionDef)
+        if apart and not statement.leading_lines:
             statement = statement.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         spaced.append(statement)
     return spaced

@@ -14,7 +14,8 @@ Real pipelines share their processing between graphs::
 Once ``train`` is a generator, ``augment`` gets Batches: its ``fn`` calls must become ``ndd``
 calls too. The same holds for a function the graph itself defines (``def augment(images):`` at
 the top of ``train``'s body, or a helper method of a legacy ``Pipeline`` subclass), where no
-other function of the module has its name. That is done where every use of the helper is in a graph being migrated (or in
+other function of the module has its name; its random operators draw from the graph's RNG, as
+the graph's own do (the plan counts them among the graph's calls). That is done where every use of the helper is in a graph being migrated (or in
 another such helper), and the helper holds only operators that give the same values called
 from anywhere: no random operators (their RNG is the graph's), readers or sources, and no
 subscripts (per sample inside a graph, not in a helper). Otherwise the graphs that call it stay
@@ -39,6 +40,12 @@ class Helper:
     function: cst.FunctionDef
     calls: list[DaliCall]
     subscripts: int = 0
+    nested: bool = False  # defined by its graph, whose RNG and batch size it sees
+
+
+def nested_functions(graph_function: cst.FunctionDef) -> list[cst.FunctionDef]:
+    """The functions a graph defines at the top of its body."""
+    return [s for s in graph_function.body.body if isinstance(s, cst.FunctionDef) and not s.decorators]
 
 
 class _References(Visitor):
@@ -98,13 +105,12 @@ def graph_helpers(facts: ModuleFacts) -> dict[str, Helper]:
 def _nested_helpers(facts: ModuleFacts, loose: list[DaliCall]) -> dict[str, Helper]:
     found: dict[str, list[Helper]] = {}
     for graph in (g for g in facts.graphs if g.kind == "decorator"):
-        for statement in graph.node.body.body:
-            if isinstance(statement, cst.FunctionDef) and not statement.decorators:
-                inside = node_ids(statement)
-                calls = [call for call in loose if id(call.node) in inside]
-                if calls:
-                    found.setdefault(statement.name.value, []).append(
-                        Helper(statement, calls, _subscripts(statement)))
+        for function in nested_functions(graph.node):
+            inside = node_ids(function)
+            calls = [call for call in loose if id(call.node) in inside]
+            if calls:
+                found.setdefault(function.name.value, []).append(
+                    Helper(function, calls, _subscripts(function), nested=True))
     return {name: helpers[0] for name, helpers in found.items() if len(helpers) == 1}
 
 
@@ -144,7 +150,7 @@ def why_not(helper: Helper) -> str | None:
         op = call.op
         if op is None:
             return f"`{call.qualname}` is not in the op table"
-        if op.random or op.is_reader or op.fn in ("external_source", "python_function"):
+        if (op.random and not helper.nested) or op.is_reader or op.fn in ("external_source", "python_function"):
             return f"it calls `fn.{op.fn}`, which must stay in the graph"
     if helper.subscripts:
         return "it subscripts its data (per sample in a graph); inline it into the graph"

@@ -20,6 +20,7 @@ from ..rules.dm012_python_source import PYTHON_OPS
 from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
+from .helpers import nested_functions
 from .names import all_params, assigned_targets, scope_names
 from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
 from .places import node_ids
@@ -111,7 +112,7 @@ def decorator_args(graph: Graph) -> tuple[dict[str, cst.BaseExpression], list[cs
 def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, list]) -> PipelinePlan:
     keywords, positional = decorator_args(graph)
     plan = PipelinePlan(graph, graph.node, keywords)
-    plan.calls = [c for c in facts.calls if c.graph is graph]
+    plan.calls = [c for c in facts.calls if c.graph is graph] + _nested_random_calls(graph, facts)
     for arg in positional:
         plan.block("DM001", arg, "positional `@pipeline_def` arguments: pass them by keyword")
     _check_pipeline_args(plan, keywords, graph.decorator)
@@ -181,6 +182,12 @@ def _check_pipeline_args(plan: PipelinePlan, keywords: dict, where: cst.CSTNode)
             plan.block(FLAG_ARGS.get(name, "DM013"), where, f"`{name}=` has no safe automatic migration here")
         elif name not in MAPPED_PIPELINE_ARGS and name not in EXECUTION_ONLY_ARGS:
             plan.block("DM001", where, f"unknown pipeline argument `{name}=`")
+
+
+def _nested_random_calls(graph: Graph, facts: ModuleFacts) -> list[DaliCall]:
+    """Random operators of the functions the graph defines: the graph's RNG feeds them."""
+    inside = set().union(*(node_ids(f) for f in nested_functions(graph.node)))
+    return [c for c in facts.calls if c.graph is None and id(c.node) in inside and c.op is not None and c.op.random]
 
 
 def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:

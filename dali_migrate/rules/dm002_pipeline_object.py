@@ -48,7 +48,7 @@ class PipelineObject(Rule):
     becomes a function the graph defines, read by one `external_source` per batch; what it assigns
     (`self.iterator = ...`) is a variable of the generator (`nonlocal`). Helper methods that
     `define_graph` calls become functions the generator defines. A subclass with special
-    methods, helper methods that assign `self.x` or call random operators, readers or sources,
+    methods, helper methods that assign `self.x` or call readers or sources,
     other uses of `self`, or pipeline arguments computed from `__init__`'s parameters keeps a
     TODO that says which.
     """

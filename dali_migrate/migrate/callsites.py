@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import ModuleFacts
-from ..imports import IMPORT_TYPES
+from ..imports import IMPORT_TYPES, dotted_name
 from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from .checkpointing import CheckpointRewrites
 from .ops import append_keyword, without_keywords
@@ -48,6 +48,7 @@ class CallSiteRewrites:
     checkpoints: CheckpointRewrites = field(default_factory=CheckpointRewrites)
     dense_checks: set[int] = field(default_factory=set)  # the comparisons written for is_dense_tensor()
     sample_shapes: set[int] = field(default_factory=set)  # ``out.at(i)`` read only for ``.shape``
+    arrays_made: set[int] = field(default_factory=set)  # the ``np.asarray(...)`` calls written here
 
     def statements_for(self, line: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> list | None:
         """What replaces ``line``: ``pipe.checkpoint()`` becomes collect + serialize; a checkpoint
@@ -90,7 +91,7 @@ class CallSiteRewrites:
             return updated.with_changes(args=args)
         method = self.output_uses.get(key)
         if method is None:
-            return updated
+            return self._without_a_second_array(updated)
         if method == "len":
             return _attr(updated.args[0].value, "batch_size")
         if method == "feed_ndarray":  # ``feed_ndarray(out, tensor)``: copies into the tensor, returns it
@@ -102,14 +103,14 @@ class CallSiteRewrites:
                                    slice=[cst.SubscriptElement(cst.Index(updated.args[0].value))])
             if key in self.sample_shapes:  # ``out.at(i).shape``: an ndd Tensor's shape is the same tuple
                 return sample
-            return _call(_dotted(f"{self.numpy_alias}.asarray"), sample)
+            return self._array(sample)
         if method == "as_cpu":
             return updated.with_changes(func=_attr(receiver, "cpu"))
         if method == "as_tensor":
             return _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
         if method == "as_array":
             dense = _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
-            return _call(_dotted(f"{self.numpy_alias}.asarray"), dense)
+            return self._array(dense)
         if method == "tensor_shape":
             return _call(cst.Name("list"), _attr(receiver, "shape"))
         if method == "is_dense_tensor":
@@ -118,6 +119,21 @@ class CallSiteRewrites:
             return cst.BooleanOperation(_attr(receiver, "layout"), cst.Or(), cst.SimpleString('""'),
                                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return _attr(receiver, method)  # shape() -> the .shape property
+
+    def _array(self, value: cst.BaseExpression) -> cst.Call:
+        array = _call(_dotted(f"{self.numpy_alias}.asarray"), value)
+        self.arrays_made.add(id(array))
+        return array
+
+    def _without_a_second_array(self, call: cst.Call) -> cst.Call:
+        """``np.asarray(images.at(0))`` is ``np.asarray(images.tensors[0])``, not
+        ``np.asarray(np.asarray(...))``: an array made here, given alone to ``np.asarray`` or
+        ``np.array``, is given as what it was made of."""
+        if (len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
+                and id(call.args[0].value) in self.arrays_made
+                and dotted_name(call.func) in {f"{self.numpy_alias}.asarray", f"{self.numpy_alias}.array"}):
+            return call.with_changes(args=[call.args[0].with_changes(value=call.args[0].value.args[0].value)])
+        return call
 
     def _dense_check(self, receiver: cst.BaseExpression) -> cst.Comparison:
         """``is_dense_tensor()``: pipeline outputs are stored contiguously (DALI 2.4, measured on

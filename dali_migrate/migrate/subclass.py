@@ -440,6 +440,7 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     rewriter.operators = {name: (op, constructor.visit(rewriter), position)
                           for name, (op, constructor, position) in operators.items()}
     body = graph.body.visit(rewriter)
+    body = body.with_changes(body=[s for s in body.body if not _copies_itself(s, None)])  # ``jpegs = self.jpegs``
     prelude = _values_read_in_init(prelude, values, made)
     if "batch_size" in rewriter.read_as and "batch_size" in scope_names(prelude).bound:
         raise NotConvertible("`__init__` assigns `batch_size`, and the graph reads the pipeline's `self.batch_size`")
@@ -520,11 +521,7 @@ def _helper_functions(helpers: dict[str, cst.FunctionDef], rewriter: "_GraphRewr
         if name in taken:
             raise NotConvertible(f"the helper method `{name}` has the name of a variable of the graph")
         rewriter.method, rewriter.read_as = name, set()
-        function = method.visit(rewriter)
-        own = scope_names([method.params, method.body]).bound - {"self"}
-        if own & rewriter.read_as:
-            raise NotConvertible(f"`{name}` has a variable `{sorted(own & rewriter.read_as)[0]}` and reads a value "
-                                 "of that name from `self`: rename its variable")
+        function = _one_variable_per_name(method.visit(rewriter), rewriter.read_as, name)
         params = function.params.with_changes(params=function.params.params[1:])
         functions.append(function.with_changes(params=params, leading_lines=[cst.EmptyLine(indent=False)]))
     return functions
@@ -623,13 +620,41 @@ def _source_function(fed: FedSources | None, rewriter: _GraphRewriter, body: cst
     if SOURCE_FUNCTION in scope_names(body.body).bound | rewriter.params | rewriter.graph_locals:
         raise NotConvertible(f"`{SOURCE_FUNCTION}` is also a name of the graph")
     rewriter.method, rewriter.read_as = "iter_setup", set()
-    function = fed.function.visit(rewriter)
-    own = scope_names(fed.function.body.body).bound  # before ``self.x`` became ``x``
-    read = rewriter.read_as
-    if own & read:  # ``batch = self.batch``: one name, two variables
-        raise NotConvertible(f"`iter_setup` has a variable `{sorted(own & read)[0]}` and reads a value of "
-                             "that name from `self`: rename its variable")
+    # what it assigns on ``self`` is the graph's variable (``nonlocal``), not one of its own
+    function = _one_variable_per_name(fed.function.visit(rewriter), rewriter.read_as - fed.written, "iter_setup")
     return [with_nonlocals(function, fed.written)]
+
+
+def _one_variable_per_name(function: cst.FunctionDef, read_as: set[str], method: str) -> cst.FunctionDef:
+    """A method's ``crop = self.crop`` is ``crop = crop`` once ``self.crop`` is the graph's
+    ``crop``: dropped, the function reads the graph's variable; any other variable of its own
+    with the name of a value it reads from ``self`` would hide that value (one name, two
+    variables), and keeps the class."""
+    body = [s for s in function.body.body if not _copies_itself(s, function)]
+    function = function.with_changes(body=function.body.with_changes(body=body))
+    own = scope_names([function.params, function.body]).bound - {"self"}
+    if own & read_as:
+        raise NotConvertible(f"`{method}` has a variable `{sorted(own & read_as)[0]}` and reads a value of that "
+                             "name from `self`: rename its variable")
+    return function
+
+
+def _copies_itself(statement: cst.BaseStatement, function: cst.FunctionDef | None) -> bool:
+    """``x = x`` on a line of its own, without comments, and (in a ``function`` the graph
+    defines, where it would make ``x`` local) ``x`` bound nowhere else in it."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Name)
+            and isinstance(assign.targets[0].target, cst.Name)
+            and assign.targets[0].target.value == assign.value.value):
+        return False
+    if any(line.comment for line in statement.leading_lines) or statement.trailing_whitespace.comment:
+        return False
+    if function is None:  # in the graph's own scope: a no-op
+        return True
+    others = [s for s in function.body.body if s is not statement]
+    return assign.value.value not in scope_names([function.params, *others]).bound
 
 
 def keyword_call(call: cst.Call, subclass: Subclass) -> cst.Call:

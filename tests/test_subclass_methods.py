@@ -1,0 +1,156 @@
+"""Legacy ``Pipeline`` subclasses with ``iter_setup`` and helper methods: what converts, and the
+reason given for what does not (the runnable cases are the iter_setup_feed and
+legacy_helper_methods fixtures)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from dali_migrate.config import Config
+from dali_migrate.engine import migrate_source
+
+HEAD = '''\
+import numpy as np
+import nvidia.dali.ops as ops
+import nvidia.dali.types as types
+from nvidia.dali.pipeline import Pipeline
+
+
+class Fed(Pipeline):
+    def __init__(self, batch_size, num_threads, device_id, data):
+        super().__init__(batch_size, num_threads, device_id)
+        self.input = ops.ExternalSource()
+        self.cast = ops.Cast(dtype=types.INT32)
+        self.data = data
+        self.iterator = iter(data)
+        self.position = 0
+
+    def define_graph(self):
+        self.values = self.input()
+        return self.cast(self.values)
+'''
+
+
+def _outcome(methods: str) -> tuple[str, list[str]]:
+    source = HEAD + textwrap.indent(textwrap.dedent(methods), "    ")
+    result = migrate_source(source.encode(), "fed.py", Config())
+    ((name, reasons),) = result.pipelines
+    assert name == "Fed"
+    return (result.new_source or b"").decode(), reasons
+
+
+@pytest.mark.parametrize("iter_setup, reason", [
+    ("""
+     def iter_setup(self):
+         self.feed_input(self.values, next(self.iterator))
+     """, "feed a name"),
+    ("""
+     def iter_setup(self):
+         batch = next(self.iterator)
+         if len(batch):
+             self.feed_input(self.values, batch)
+     """, "must be statements of its own body, or of one `try` in it"),
+    ("""
+     def iter_setup(self):
+         try:
+             batch = next(self.iterator)
+             self.feed_input(self.values, batch)
+         except StopIteration:
+             self.iterator = iter(self.data)
+     """, "does not end in `raise`"),
+    ("""
+     def iter_setup(self):
+         batch = next(self.iterator)
+         if not len(batch):
+             return
+         self.feed_input(self.values, batch)
+     """, "it returns early"),
+    ("""
+     def iter_setup(self):
+         iterator = self.iterator
+         batch = next(iterator)
+         iterator = None
+         self.feed_input(self.values, batch)
+     """, "has a variable `iterator` and reads a value of that name from `self`"),
+    ("""
+     def iter_setup(self):
+         batch = next(self.iterator)
+         self.feed_input(self.values, batch)
+         batch = None
+     """, "`batch` changes after it is fed"),
+])
+def test_an_iter_setup_outside_the_shape_keeps_the_class_and_says_why(iter_setup, reason):
+    migrated, reasons = _outcome(iter_setup)
+    assert "class Fed(Pipeline):" in migrated  # kept, with TODOs
+    assert any(reason in r for r in reasons), reasons
+
+
+def test_a_copy_of_a_self_value_under_its_own_name_is_dropped():
+    """``iterator = self.iterator`` alone would make ``iterator`` a local of the function,
+    unbound where it is read: the function reads the generator's ``iterator`` instead."""
+    migrated, reasons = _outcome("""
+        def iter_setup(self):
+            iterator = self.iterator
+            batch = next(iterator)
+            self.feed_input(self.values, batch)
+        """)
+    assert reasons == []
+    assert "iterator = iterator" not in migrated
+    assert "        batch = next(iterator)\n" in migrated
+
+
+def test_iter_setup_state_is_a_variable_of_the_generator():
+    migrated, reasons = _outcome("""
+        def iter_setup(self):
+            if self.position >= len(self.data):
+                raise StopIteration
+            batch = [self.data[self.position]] * 2
+            self.position += 1
+            self.feed_input(self.values, batch)
+        """)
+    assert reasons == []
+    assert "        nonlocal position\n" in migrated
+    assert "        return batch\n" in migrated
+    assert "ndd.batch(iter_setup())" in migrated
+    assert "self" not in migrated.split("def Fed(", 1)[1]
+
+
+def test_iter_setup_state_read_by_the_graph_keeps_the_class():
+    source = HEAD.replace("        return self.cast(self.values)", "        return self.cast(self.values) + self.position")
+    source += textwrap.indent(textwrap.dedent("""
+        def iter_setup(self):
+            batch = [self.data[self.position]] * 2
+            self.position += 1
+            self.feed_input(self.values, batch)
+        """), "    ")
+    result = migrate_source(source.encode(), "fed.py", Config())
+    ((_, reasons),) = result.pipelines
+    assert any("`iter_setup` assigns `self.position`, which `define_graph` reads" in r for r in reasons), reasons
+
+
+@pytest.mark.parametrize("helper, reason", [
+    ("""
+     def remember(self, values):
+         self.last = values
+         return values
+     """, "`remember` assigns `self.last`: a helper method may only read `self`"),
+    ("""
+     @staticmethod
+     def remember(values):
+         return values
+     """, "only methods without decorators are converted"),
+    ("""
+     def remember(self, *values):
+         return values
+     """, "`remember` is not a plain method"),
+])
+def test_a_helper_method_outside_the_shape_keeps_the_class_and_says_why(helper, reason):
+    migrated, reasons = _outcome(textwrap.dedent(helper) + textwrap.dedent("""
+        def iter_setup(self):
+            batch = next(self.iterator)
+            self.feed_input(self.values, batch)
+        """))
+    assert "class Fed(Pipeline):" in migrated  # kept, with TODOs
+    assert any(reason in r for r in reasons), reasons

@@ -244,9 +244,9 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
     reasons: dict[int, list] = {}
     kept: dict[str, list[str]] = {}
     while config.enabled("DM002"):
-        key = (frozenset(skip), frozenset(imported or {}))
+        key = (frozenset(skip), frozenset(imported or {}), frozenset(keep or {}))
         if key not in normalized_forms:
-            normalized = normalize_with_graphs(original.module, skip)
+            normalized = normalize_with_graphs(original.module, skip, frozenset(keep or {}))
             subject = None if normalized is None or not normalized.graphs else analyse(
                 normalized.module, config, normalized.imports(), frozenset(imported or {}))
             normalized_forms[key] = (normalized, subject)
@@ -499,12 +499,16 @@ class _Locator:
 
 def _legacy_ops_converted(original: Analysed, migrated: _Migrated, data: bytes, path: str) -> list[Diagnostic]:
     """The legacy operator objects of a converted subclass are gone from the module that was
-    migrated; their findings, from the original, are what the conversion fixed."""
+    migrated, and so is a base class merged into its subclasses; their findings, from the
+    original, are what the conversion fixed."""
     classes = [g.original_node for g in migrated.normalized.graphs if g.collapsed] if migrated.normalized else []
     if not classes:
         return []
+    removed = set(migrated.normalized.removed_bases)
+    bases = [s for s in original.module.body if isinstance(s, cst.ClassDef) and s.name.value in removed]
     inside = set().union(*(_node_ids(c) for c in classes))
-    legacy = [f for f in original.findings if f.code == "DM009" and id(f.node) in inside]
+    gone = set().union(*(_node_ids(c) for c in bases))  # merged into the classes: every finding is fixed
+    legacy = [f for f in original.findings if (f.code == "DM009" and id(f.node) in inside) or id(f.node) in gone]
     positions = Positions(original.module, [f.node for f in legacy], data, original.facts)
     return [_diagnostic(path, positions, f.code, f.message, f.node, "fixed") for f in legacy]
 
@@ -556,7 +560,9 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         result.changed = True
         result.new_source = new_data
         result.diff = unified_diff(data, new_data, path)
-        result.exported = migrated.migration.exported
+        # a base class merged into its derived classes is gone: its importers must be looked at too
+        removed_bases = migrated.normalized.removed_bases if migrated.normalized else []
+        result.exported = [*migrated.migration.exported, *removed_bases]
         result.imports_loader = migrated.migration.imports_loader
         result.loader_ends_at_sources = migrated.migration.loader_ends_at_sources
         result.helper_requests = migrated.migration.helper_requests

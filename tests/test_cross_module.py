@@ -332,3 +332,59 @@ def test_an_importer_must_pass_a_parameter_source_used_as_the_home_module_uses_i
         assert "`counted` is used from train.py" in home and "would use another way" in home
         assert (root / "train.py").read_text() == caller
     assert _run(root) == before
+
+
+BASE_CLASS = f'''import nvidia.dali.ops as ops
+from nvidia.dali.pipeline import Pipeline
+
+ROOT = {IMAGES!r}
+
+
+class GenericPipe(Pipeline):
+    def __init__(self, batch_size, num_threads, device_id, data_dir):
+        super().__init__(batch_size, num_threads, device_id)
+        self.input = ops.readers.File(file_root=data_dir)
+
+
+class LabelsPipe(GenericPipe):
+    def define_graph(self):
+        jpegs, labels = self.input()
+        return labels
+'''
+
+DERIVED_ELSEWHERE = '''import nvidia.dali.ops as ops
+from pkg.pipelines import ROOT, GenericPipe
+
+
+class BytesPipe(GenericPipe):
+    def __init__(self, batch_size, num_threads, device_id, data_dir):
+        super().__init__(batch_size, num_threads, device_id, data_dir)
+        self.cast = ops.Cast(dtype=7)
+
+    def define_graph(self):
+        jpegs, labels = self.input()
+        return self.cast(labels)
+
+
+pipe = BytesPipe(batch_size=2, num_threads=1, device_id=None, data_dir=ROOT)
+pipe.build()
+print(pipe.run()[0].as_array().ravel().tolist())
+'''
+
+
+@pytest.mark.parametrize("also_run", [False, True])
+def test_a_base_class_another_file_uses_stays(tmp_path, also_run):
+    """Its derived class of the same file migrates; the base, which another file subclasses, stays."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "pipelines.py").write_text(BASE_CLASS)
+    (tmp_path / "train.py").write_text(DERIVED_ELSEWHERE)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    before = _run(tmp_path)
+    paths = [tmp_path / "pkg" / "pipelines.py", *([tmp_path / "train.py"] if also_run else [])]
+    results = run_migrate(paths, Config(), write=True)
+    assert all(r.error is None for r in results)
+    migrated = (tmp_path / "pkg" / "pipelines.py").read_text()
+    assert "def LabelsPipe(data_dir, *, batch_size" in migrated
+    assert "class GenericPipe(Pipeline):" in migrated
+    assert _run(tmp_path) == before

@@ -22,6 +22,7 @@ RUNNABLE = {
     "external_data": {},
     "legacy_subclass": {},
     "legacy_helper_methods": {},
+    "legacy_base_class": {},
     "paired_readers": {},
     "numpy_augment": {},
     "torch_training": {"shard_id": 1, "num_shards": 2},

@@ -154,3 +154,51 @@ def test_a_helper_method_outside_the_shape_keeps_the_class_and_says_why(helper, 
         """))
     assert "class Fed(Pipeline):" in migrated  # kept, with TODOs
     assert any(reason in r for r in reasons), reasons
+
+
+BASE = '''\
+import nvidia.dali.ops as ops
+from nvidia.dali.pipeline import Pipeline
+
+
+class Base(Pipeline):
+    def __init__(self, batch_size, num_threads, device_id, root, shuffle=False):
+        super().__init__(batch_size, num_threads, device_id)
+        self.input = ops.readers.File(file_root=root, random_shuffle=shuffle)
+
+'''
+
+
+@pytest.mark.parametrize("derived, reason", [
+    ("""
+     class Derived(Base):
+         def __init__(self, batch_size, num_threads, device_id, data_dir):
+             super().__init__(batch_size, num_threads, device_id, data_dir)
+     """, "passes `data_dir` for `root`: pass `root` itself"),
+    ("""
+     class Derived(Base):
+         def __init__(self, batch_size, num_threads, device_id, root, **kwargs):
+             super().__init__(batch_size, num_threads, device_id, root, **kwargs)
+     """, "passes *args, **kwargs or too many arguments"),
+    ("""
+     class Derived(Base):
+         def __init__(self, batch_size, num_threads, device_id, root, shuffle):
+             super().__init__(batch_size, num_threads, device_id, root)
+             self.flip = ops.Flip(horizontal=int(shuffle))
+     """, "`shuffle` is set in `Base.__init__` and used in `Derived.__init__`"),
+    ("""
+     class Middle(Base):
+         pass
+
+
+     class Derived(Middle):
+         pass
+     """, "which subclasses another class of this module"),
+])
+def test_a_base_class_that_cannot_be_merged_keeps_both_and_says_why(derived, reason):
+    graph = "\n    def define_graph(self):\n        jpegs, labels = self.input()\n        return labels\n"
+    source = BASE + textwrap.dedent(derived).rstrip() + "\n" + graph
+    result = migrate_source(source.encode(), "derived.py", Config())
+    outcomes = dict(result.pipelines)
+    assert any(reason in r for r in outcomes.get("Derived", [])), result.pipelines
+    assert "class Base(Pipeline):" in (result.new_source or source.encode()).decode()

@@ -32,6 +32,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
 from ..imports import ImportTable, dotted_name, import_table
 from ..optable import load_op_table
+from .base_classes import merged_with_base
 from .names import scope_names, unique_name
 from .ops import TIGHT_EQUAL
 from .subclass import (
@@ -70,6 +71,7 @@ class NormalizedModule:
     # (line of the normalized module, lines to add to those after it): the added and removed lines
     shifts: list[tuple[int, int]] = field(default_factory=list)
     reasons: dict[int, list] = field(default_factory=dict)  # id(graph node) -> Blockers
+    removed_bases: list[str] = field(default_factory=list)  # base classes merged into all their subclasses
 
     def original_line(self, line: int) -> int:
         return line + sum(delta for after, delta in self.shifts if line > after)
@@ -171,8 +173,10 @@ def _header_and_blocks(statement: cst.BaseCompoundStatement) -> tuple[list, list
 
 class _Normalizer(Transformer):
     def __init__(self, imports: ImportTable, taken: set[str], skip: set[int],
-                 subclasses: dict[int, Subclass]) -> None:
+                 subclasses: dict[int, Subclass], removed: set[int] = frozenset()) -> None:
         super().__init__()
+        self.removed = removed  # ids of base classes merged into their derived classes
+        self.removed_before: list[tuple[cst.ClassDef, cst.BaseStatement]] = []  # (base, what follows it)
         self.imports = imports
         self.taken = taken
         self.skip = skip  # ids of ``with`` statements to leave alone
@@ -195,7 +199,23 @@ class _Normalizer(Transformer):
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         body = self._normalize_body(original_node.body, updated_node.body, module_level=True)
-        return updated_node.with_changes(body=body)
+        return updated_node.with_changes(body=self._without_removed(original_node.body, body))
+
+    def _without_removed(self, original: tuple, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """The body without the merged base classes (found by their original nodes: a class
+        statement stays one statement in ``body``, at the index of its original)."""
+        gone = {index for index, statement in enumerate(original) if id(statement) in self.removed}
+        if not gone:
+            return body
+        if len(body) != len(original):  # not aligned after all: the base classes stay
+            self.removed = frozenset()
+            return body
+        kept = [s for index, s in enumerate(body) if index not in gone]
+        for index in sorted(gone):
+            following = next((body[i] for i in range(index + 1, len(body)) if i not in gone), None)
+            if following is not None:
+                self.removed_before.append((original[index], following))
+        return kept
 
     def leave_IndentedBlock(self, original_node, updated_node):
         body = self._normalize_body(original_node.body, updated_node.body, module_level=False)
@@ -307,37 +327,76 @@ def _dotted_uses(nodes) -> set[str]:
     return found
 
 
-def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]):
-    """Top-level pipeline subclasses in decorator form, and why the others are not."""
+def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int], kept: frozenset[str]):
+    """Top-level pipeline subclasses in decorator form, why the others are not, and the base
+    classes merged into every class derived from them (removed, unless ``kept`` names them)."""
     from .plan import Blocker
 
     converted: dict[int, Subclass] = {}
     reasons: dict[int, list] = {}
-    pipeline_bases: set[str] = set()
+    bases: dict[str, cst.ClassDef] = {}  # classes deriving from Pipeline itself
+    derived: dict[str, list[cst.ClassDef]] = {}
     for statement in module.body:
         if not isinstance(statement, cst.ClassDef):
             continue
-        local_base = next((dotted_name(b.value) for b in statement.bases if dotted_name(b.value) in pipeline_bases), None)
-        if local_base is not None:
-            pipeline_bases.add(statement.name.value)
-            anchor = _define_graph(statement) or statement
-            reasons[id(anchor)] = [Blocker("DM002", anchor, (
-                f"`{statement.name.value}` subclasses `{local_base}`, a pipeline base class of this module: "
-                "a shared base class is not migrated; merge its `__init__` and methods into the subclass, "
-                "or rewrite both as generators by hand"))]
+        names = [dotted_name(b.value) for b in statement.bases]
+        local_base = next((name for name in names if name in bases or name in derived_names(derived)), None)
+        if local_base is None and not is_pipeline_subclass(statement, imports):
             continue
-        if not is_pipeline_subclass(statement, imports):
-            continue
-        pipeline_bases.add(statement.name.value)
+        anchor = _define_graph(statement) or statement
         try:
-            subclass = convert(statement, imports, load_op_table(), SYNTHETIC_DECORATOR)
+            if local_base is not None:
+                derived.setdefault(local_base, []).append(statement)
+                subclass = convert(_merged(statement, local_base, bases), imports, load_op_table(), SYNTHETIC_DECORATOR)
+            else:
+                bases[statement.name.value] = statement
+                subclass = convert(statement, imports, load_op_table(), SYNTHETIC_DECORATOR)
         except NotConvertible as reason:
-            anchor = _define_graph(statement) or statement
             reasons[id(anchor)] = [Blocker("DM002", anchor, f"`{statement.name.value}` not migrated: {reason}")]
             continue
         if id(statement) not in skip:
             converted[id(statement)] = subclass
-    return converted, reasons
+    removed = _merged_bases(module, bases, derived, converted, kept)
+    for base in removed.values():
+        reasons.pop(id(_define_graph(base) or base), None)
+    return converted, reasons, removed
+
+
+def derived_names(derived: dict[str, list[cst.ClassDef]]) -> set[str]:
+    return {c.name.value for classes in derived.values() for c in classes}
+
+
+def _merged(statement: cst.ClassDef, local_base: str, bases: dict[str, cst.ClassDef]) -> cst.ClassDef:
+    base = bases.get(local_base)
+    if base is None:
+        raise NotConvertible(f"it subclasses `{local_base}`, which subclasses another class of this module: "
+                             "merge them by hand")
+    return merged_with_base(statement, base)
+
+
+def _merged_bases(module: cst.Module, bases: dict[str, cst.ClassDef], derived: dict[str, list[cst.ClassDef]],
+                  converted: dict[int, Subclass], kept: frozenset[str]) -> dict[int, cst.ClassDef]:
+    """Base classes without a graph of their own whose every derived class converted, that
+    nothing else in the module names and no other file is known to use: they go."""
+    loads: dict[str, int] = {}
+
+    class Loads(Visitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in bases:
+                loads[node.value] = loads.get(node.value, 0) + 1
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:  # its own name is not a use
+            loads[node.name.value] = loads.get(node.name.value, 0) - (node.name.value in bases)
+
+    walk(module, Loads())
+    removed = {}
+    for name, base in bases.items():
+        classes = derived.get(name, [])
+        uses = loads.get(name, 0) - len(classes)  # each derived class names it once, as its base
+        if (classes and _define_graph(base) is None and name not in kept and uses == 0
+                and all(id(c) in converted for c in classes)):
+            removed[id(base)] = base
+    return removed
 
 
 def _define_graph(node: cst.ClassDef) -> cst.FunctionDef | None:
@@ -368,17 +427,20 @@ def _without_unfit_calls(module: cst.Module, converted: dict[int, Subclass], rea
                     "DM002", subclass.define_graph, f"`{subclass.name}` is called with *args or extra arguments")]
 
 
-def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset()) -> NormalizedModule | None:
+def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
+                          kept: frozenset[str] = frozenset()) -> NormalizedModule | None:
     """The module with every convertible ``with pipe:`` graph and pipeline subclass in decorator
     form (None if there is nothing to say). ``skip`` holds ids of original ``with`` statements
-    and classes to leave as they are."""
+    and classes to leave as they are; ``kept``, names other files use (a base class stays)."""
     imports = import_table(module)
     if not imports.uses_dali:
         return None
-    converted, reasons = _convert_subclasses(module, imports, set(skip))
+    converted, reasons, removed = _convert_subclasses(module, imports, set(skip), kept)
     _without_unfit_calls(module, converted, reasons)
+    if any(id(c) not in converted for base in removed.values() for c in _derived_from(module, base)):
+        removed = {}  # a derived class stays a class after all: so does its base
     every_name = scope_names([module])
-    normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip), converted)
+    normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip), converted, set(removed))
     new_module = module.visit(normalizer)
     if not normalizer.graphs:
         return NormalizedModule(module, reasons=reasons) if reasons else None
@@ -393,4 +455,16 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset()) -> N
             before, after = original[graph.original_node], positions[graph.function]
             span_change = (before.end.line - before.start.line) - (after.end.line - after.start.line)
             shifts.append((after.end.line, span_change))
-    return NormalizedModule(new_module, normalizer.graphs, sorted(shifts), reasons)
+    if normalizer.removed_before:
+        original = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        for base, following in normalizer.removed_before:
+            span = original[base]
+            first = positions[following].start.line - len(following.leading_lines)
+            shifts.append((first - 1, span.end.line - span.start.line + 1 + len(base.leading_lines)))
+    return NormalizedModule(new_module, normalizer.graphs, sorted(shifts), reasons,
+                            [base.name.value for base in removed.values()])
+
+
+def _derived_from(module: cst.Module, base: cst.ClassDef) -> list[cst.ClassDef]:
+    return [s for s in module.body if isinstance(s, cst.ClassDef)
+            and any(dotted_name(b.value) == base.name.value for b in s.bases)]

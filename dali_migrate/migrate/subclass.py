@@ -420,7 +420,7 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
         raise NotConvertible("`__init__(self, ...)` and `define_graph(self)` are expected")
     params = {p.name.value: p for p in init_params[1:]}
     fed = _fed(methods.get("iter_setup"))
-    helpers = {name: method for name, method in methods.items() if name not in PIPELINE_METHODS}
+    helpers = _used_helpers(methods)
     changing = fed.written if fed is not None else set()
     super_call, operators, values, prelude, made = _init_members(init, imports, optable, changing)
     if fed is not None:
@@ -503,6 +503,19 @@ def _check_changing(methods: list[cst.FunctionDef], changing: set[str], made: se
         for method in methods:
             if name in _self_attributes(method.body):
                 raise NotConvertible(f"`iter_setup` assigns `self.{name}`, which `{method.name.value}` reads")
+
+
+def _used_helpers(methods: dict[str, cst.FunctionDef]) -> dict[str, cst.FunctionDef]:
+    """The helper methods the graph runs: named on ``self`` by ``define_graph``, ``iter_setup``
+    or a helper they use. Pipeline mode never runs the others (a base class's unused ones)."""
+    helpers = {name: method for name, method in methods.items() if name not in PIPELINE_METHODS}
+    used: set[str] = set()
+    todo = [methods[name] for name in ("define_graph", "iter_setup") if name in methods]
+    while todo:
+        named = _self_attributes(todo.pop().body) & set(helpers)
+        todo += [helpers[name] for name in named - used]
+        used |= named
+    return {name: method for name, method in helpers.items() if name in used}
 
 
 def _check_helpers_only_read(helpers: dict[str, cst.FunctionDef]) -> None:

@@ -47,7 +47,9 @@ class PipelineObject(Rule):
     arguments. An `iter_setup` that feeds external sources with `self.feed_input(self.x, data)`
     becomes a function the graph defines, read by one `external_source` per batch; what it assigns
     (`self.iterator = ...`) is a variable of the generator (`nonlocal`). Helper methods that
-    `define_graph` calls become functions the generator defines. A subclass with special
+    `define_graph` calls become functions the generator defines. A class derived from a base
+    class of the module is converted with the base merged in (see `migrate/base_classes.py`);
+    the base goes once all its derived classes migrated. A subclass with special
     methods, helper methods that assign `self.x` or call readers or sources,
     other uses of `self`, or pipeline arguments computed from `__init__`'s parameters keeps a
     TODO that says which.

@@ -87,6 +87,20 @@ def test_an_iter_setup_outside_the_shape_keeps_the_class_and_says_why(iter_setup
     assert any(reason in r for r in reasons), reasons
 
 
+def test_a_helper_method_the_graph_never_reaches_is_left_out():
+    migrated, reasons = _outcome("""
+        def remember(self, values):
+            self.last = values
+            return values
+
+        def iter_setup(self):
+            batch = next(self.iterator)
+            self.feed_input(self.values, batch)
+        """)
+    assert reasons == []
+    assert "remember" not in migrated
+
+
 def test_a_copy_of_a_self_value_under_its_own_name_is_dropped():
     """``iterator = self.iterator`` alone would make ``iterator`` a local of the function,
     unbound where it is read: the function reads the generator's ``iterator`` instead."""
@@ -149,7 +163,7 @@ def test_iter_setup_state_read_by_the_graph_keeps_the_class():
 def test_a_helper_method_outside_the_shape_keeps_the_class_and_says_why(helper, reason):
     migrated, reasons = _outcome(textwrap.dedent(helper) + textwrap.dedent("""
         def iter_setup(self):
-            batch = next(self.iterator)
+            batch = self.remember(next(self.iterator))
             self.feed_input(self.values, batch)
         """))
     assert "class Fed(Pipeline):" in migrated  # kept, with TODOs

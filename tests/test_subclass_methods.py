@@ -151,6 +151,11 @@ def test_iter_setup_state_read_by_the_graph_keeps_the_class():
          return values
      """, "`remember` assigns `self.last`: a helper method may only read `self`"),
     ("""
+     def remember(self, values):
+         self.position += 1
+         return values
+     """, "`remember` assigns `self.position`: a helper method may only read `self`"),
+    ("""
      @staticmethod
      def remember(values):
          return values

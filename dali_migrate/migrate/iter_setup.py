@@ -149,11 +149,10 @@ def _bound(statement: cst.CSTNode) -> set[str]:
 
 
 class _Uses(Visitor):
-    """``return`` statements and the ``self.x`` attributes assigned, inside ``iter_setup``."""
+    """``return`` statements and ``feed_input`` calls inside ``iter_setup``."""
 
     def __init__(self) -> None:
         self.returns = False
-        self.written: set[str] = set()
         self.feeds = 0
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -167,6 +166,18 @@ class _Uses(Visitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.feeds += _self_attribute(node.func) == "feed_input"
+
+
+class _SelfWrites(Visitor):
+    def __init__(self, into_functions: bool) -> None:
+        self.into_functions = into_functions
+        self.written: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return self.into_functions
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return self.into_functions
 
     def _write(self, target: cst.BaseExpression) -> None:
         for element in assigned_targets(target):
@@ -184,6 +195,14 @@ class _Uses(Visitor):
         self._write(node.target)
 
 
+def assigned_self_attributes(node: cst.CSTNode, into_functions: bool = False) -> set[str]:
+    """The ``x`` of every ``self.x = ...``, ``self.x += ...`` and ``self.x: T = ...`` in ``node``
+    (in the functions and lambdas it defines too, with ``into_functions``)."""
+    writes = _SelfWrites(into_functions)
+    walk(node, writes)
+    return writes.written
+
+
 def fed_sources(method: cst.FunctionDef) -> FedSources:
     """What ``iter_setup`` feeds, and the function that returns it; NotFed says why not."""
     params = method.params
@@ -192,6 +211,7 @@ def fed_sources(method: cst.FunctionDef) -> FedSources:
         raise NotFed("`iter_setup(self)` is expected")
     uses = _Uses()
     walk(method.body, uses)
+    written = assigned_self_attributes(method.body)
     if uses.returns:
         raise NotFed("it returns early")
     body = list(method.body.body)
@@ -202,8 +222,8 @@ def fed_sources(method: cst.FunctionDef) -> FedSources:
     outputs = [feed.output for feed in feeds]
     if len(set(outputs)) != len(outputs):
         raise NotFed(f"it feeds `self.{outputs[0]}` twice")
-    if uses.written & set(outputs):
-        raise NotFed(f"it assigns `self.{sorted(uses.written & set(outputs))[0]}`, an external source's output")
+    if written & set(outputs):
+        raise NotFed(f"it assigns `self.{sorted(written & set(outputs))[0]}`, an external source's output")
     returning = _returning(block, feeds)
     if handled is None:
         body = returning
@@ -213,7 +233,7 @@ def fed_sources(method: cst.FunctionDef) -> FedSources:
     function = method.with_changes(
         name=cst.Name(SOURCE_FUNCTION), params=cst.Parameters(),
         body=method.body.with_changes(body=body), leading_lines=[cst.EmptyLine(indent=False)])
-    return FedSources(feeds, function, uses.written)
+    return FedSources(feeds, function, written)
 
 
 def with_nonlocals(function: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:

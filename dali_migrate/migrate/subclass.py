@@ -37,7 +37,8 @@ from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
 from .names import all_names, assigned_targets, scope_names
-from .iter_setup import SOURCE_FUNCTION, FedSources, NotFed, fed_sources, with_nonlocals
+from .iter_setup import (SOURCE_FUNCTION, FedSources, NotFed, assigned_self_attributes, fed_sources,
+                         with_nonlocals)
 from .ops import TIGHT_EQUAL, keyword_arg
 from .pure import Substitution, evaluates_the_same_twice
 from .wrap import flatten, safe_to_reflow
@@ -520,7 +521,7 @@ def _used_helpers(methods: dict[str, cst.FunctionDef]) -> dict[str, cst.Function
 
 def _check_helpers_only_read(helpers: dict[str, cst.FunctionDef]) -> None:
     for name, method in helpers.items():
-        assigned = _self_assigned(method)
+        assigned = assigned_self_attributes(method.body, into_functions=True)
         if assigned:
             raise NotConvertible(f"`{name}` assigns `self.{sorted(assigned)[0]}`: a helper method may only read `self`")
 

@@ -327,26 +327,28 @@ def _dotted_uses(nodes) -> set[str]:
     return found
 
 
-def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int], kept: frozenset[str]):
-    """Top-level pipeline subclasses in decorator form, why the others are not, and the base
-    classes merged into every class derived from them (removed, unless ``kept`` names them)."""
+def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]):
+    """Top-level pipeline subclasses in decorator form, why the others are not; the classes
+    deriving from Pipeline itself by name, and the classes derived from each of those."""
     from .plan import Blocker
 
     converted: dict[int, Subclass] = {}
     reasons: dict[int, list] = {}
     bases: dict[str, cst.ClassDef] = {}  # classes deriving from Pipeline itself
     derived: dict[str, list[cst.ClassDef]] = {}
+    derived_names: set[str] = set()
     for statement in module.body:
         if not isinstance(statement, cst.ClassDef):
             continue
         names = [dotted_name(b.value) for b in statement.bases]
-        local_base = next((name for name in names if name in bases or name in derived_names(derived)), None)
+        local_base = next((name for name in names if name in bases or name in derived_names), None)
         if local_base is None and not is_pipeline_subclass(statement, imports):
             continue
         anchor = _define_graph(statement) or statement
         try:
             if local_base is not None:
                 derived.setdefault(local_base, []).append(statement)
+                derived_names.add(statement.name.value)
                 subclass = convert(_merged(statement, local_base, bases), imports, load_op_table(), SYNTHETIC_DECORATOR)
             else:
                 bases[statement.name.value] = statement
@@ -356,14 +358,7 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
             continue
         if id(statement) not in skip:
             converted[id(statement)] = subclass
-    removed = _merged_bases(module, bases, derived, converted, kept)
-    for base in removed.values():
-        reasons.pop(id(_define_graph(base) or base), None)
-    return converted, reasons, removed
-
-
-def derived_names(derived: dict[str, list[cst.ClassDef]]) -> set[str]:
-    return {c.name.value for classes in derived.values() for c in classes}
+    return converted, reasons, bases, derived
 
 
 def _merged(statement: cst.ClassDef, local_base: str, bases: dict[str, cst.ClassDef]) -> cst.ClassDef:
@@ -377,26 +372,20 @@ def _merged(statement: cst.ClassDef, local_base: str, bases: dict[str, cst.Class
 def _merged_bases(module: cst.Module, bases: dict[str, cst.ClassDef], derived: dict[str, list[cst.ClassDef]],
                   converted: dict[int, Subclass], kept: frozenset[str]) -> dict[int, cst.ClassDef]:
     """Base classes without a graph of their own whose every derived class converted, that
-    nothing else in the module names and no other file is known to use: they go."""
-    loads: dict[str, int] = {}
-
-    class Loads(Visitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in bases:
-                loads[node.value] = loads.get(node.value, 0) + 1
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:  # its own name is not a use
-            loads[node.name.value] = loads.get(node.name.value, 0) - (node.name.value in bases)
-
-    walk(module, Loads())
+    nothing else in the module names (a derived class names it as its base) and no other file
+    is known to use: they go."""
     removed = {}
     for name, base in bases.items():
         classes = derived.get(name, [])
-        uses = loads.get(name, 0) - len(classes)  # each derived class names it once, as its base
-        if (classes and _define_graph(base) is None and name not in kept and uses == 0
-                and all(id(c) in converted for c in classes)):
+        if (classes and _define_graph(base) is None and name not in kept
+                and all(id(c) in converted for c in classes) and not _named_elsewhere(module, name, classes)):
             removed[id(base)] = base
     return removed
+
+
+def _named_elsewhere(module: cst.Module, name: str, classes: list[cst.ClassDef]) -> bool:
+    others = [s for s in module.body if all(s is not c for c in classes)]
+    return name in scope_names([*others, *(c.body for c in classes)]).loaded
 
 
 def _define_graph(node: cst.ClassDef) -> cst.FunctionDef | None:
@@ -435,10 +424,11 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
     imports = import_table(module)
     if not imports.uses_dali:
         return None
-    converted, reasons, removed = _convert_subclasses(module, imports, set(skip), kept)
+    converted, reasons, bases, derived = _convert_subclasses(module, imports, set(skip))
     _without_unfit_calls(module, converted, reasons)
-    if any(id(c) not in converted for base in removed.values() for c in _derived_from(module, base)):
-        removed = {}  # a derived class stays a class after all: so does its base
+    removed = _merged_bases(module, bases, derived, converted, kept)
+    for base in removed.values():  # its reasons (no graph of its own) went with it
+        reasons.pop(id(_define_graph(base) or base), None)
     every_name = scope_names([module])
     normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip), converted, set(removed))
     new_module = module.visit(normalizer)
@@ -463,8 +453,3 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
             shifts.append((first - 1, span.end.line - span.start.line + 1 + len(base.leading_lines)))
     return NormalizedModule(new_module, normalizer.graphs, sorted(shifts), reasons,
                             [base.name.value for base in removed.values()])
-
-
-def _derived_from(module: cst.Module, base: cst.ClassDef) -> list[cst.ClassDef]:
-    return [s for s in module.body if isinstance(s, cst.ClassDef)
-            and any(dotted_name(b.value) == base.name.value for b in s.bases)]

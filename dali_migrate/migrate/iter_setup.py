@@ -232,7 +232,7 @@ def fed_sources(method: cst.FunctionDef) -> FedSources:
         body = [new_try if s is handled else s for s in body]
     function = method.with_changes(
         name=cst.Name(SOURCE_FUNCTION), params=cst.Parameters(),
-        body=method.body.with_changes(body=body), leading_lines=[cst.EmptyLine(indent=False)])
+        body=method.body.with_changes(body=body))
     return FedSources(feeds, function, written)
 
 

@@ -445,10 +445,10 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     prelude = _values_read_in_init(prelude, values, made)
     if "batch_size" in rewriter.read_as and "batch_size" in scope_names(prelude).bound:
         raise NotConvertible("`__init__` assigns `batch_size`, and the graph reads the pipeline's `self.batch_size`")
-    functions = [*_helper_functions(helpers, rewriter, body), *_source_function(fed, rewriter, body)]
-    if functions and not prelude:  # no blank line right below the ``def`` line
-        functions[0] = functions[0].with_changes(leading_lines=[])
-    body = body.with_changes(body=[*prelude, *functions, *_spaced(body.body, functions)])
+    # blank lines around them come with the generator (generator._spaced_after_definitions)
+    functions = [f.with_changes(leading_lines=[]) for f in [*_helper_functions(helpers, rewriter, body),
+                                                             *_source_function(fed, rewriter, body)]]
+    body = body.with_changes(body=[*prelude, *functions, *body.body])
     if "self" in all_names(body):
         raise NotConvertible("`define_graph` uses `self` for more than its operators")
     kept = [p for name, p in params.items() if name not in passed]
@@ -537,16 +537,8 @@ def _helper_functions(helpers: dict[str, cst.FunctionDef], rewriter: "_GraphRewr
         rewriter.method, rewriter.read_as = name, set()
         function = _one_variable_per_name(method.visit(rewriter), rewriter.read_as, name)
         params = function.params.with_changes(params=function.params.params[1:])
-        functions.append(function.with_changes(params=params, leading_lines=[cst.EmptyLine(indent=False)]))
+        functions.append(function.with_changes(params=params))
     return functions
-
-
-def _spaced(statements, functions: list) -> list:
-    """The graph's statements, a blank line first where functions come before them."""
-    if not functions or not statements:
-        return list(statements)
-    first = statements[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-    return [first, *statements[1:]]
 
 
 def _self_attributes(node: cst.CSTNode) -> set[str]:

@@ -10,9 +10,9 @@ show ``spelled(key)``; rules and plans compare keys.
 
 from __future__ import annotations
 
-import libcst as cst
-
 from collections.abc import Callable
+
+import libcst as cst
 
 from .imports import dotted_name
 from .scopes import all_params, function_locals, scope_names, target_names

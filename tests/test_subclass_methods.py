@@ -132,7 +132,8 @@ def test_iter_setup_state_is_a_variable_of_the_generator():
 
 
 def test_iter_setup_state_read_by_the_graph_keeps_the_class():
-    source = HEAD.replace("        return self.cast(self.values)", "        return self.cast(self.values) + self.position")
+    graph = "        return self.cast(self.values)"
+    source = HEAD.replace(graph, graph + " + self.position")
     source += textwrap.indent(textwrap.dedent("""
         def iter_setup(self):
             batch = [self.data[self.position]] * 2

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..imports import dotted_name
-from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from ..scopes import function_locals
+from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from ..visitors import Transformer, Visitor, walk
 from . import checkpointing
 from . import external_source as sources
@@ -422,4 +422,3 @@ class _GraphWork(Visitor):
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self.found = True
-

@@ -12,14 +12,16 @@ Real pipelines share their processing between graphs::
         return augment(fn.decoders.image(jpegs), 224), labels
 
 Once ``train`` is a generator, ``augment`` gets Batches: its ``fn`` calls must become ``ndd``
-calls too. The same holds for a function the graph itself defines (``def augment(images):`` at
-the top of ``train``'s body, or a helper method of a legacy ``Pipeline`` subclass), where no
-other function of the module has its name; its random operators draw from the graph's RNG, as
-the graph's own do (the plan counts them among the graph's calls). That is done where every use of the helper is in a graph being migrated (or in
+calls too. That is done where every use of the helper is in a graph being migrated (or in
 another such helper), and the helper holds only operators that give the same values called
 from anywhere: no random operators (their RNG is the graph's), readers or sources, and no
 subscripts (per sample inside a graph, not in a helper). Otherwise the graphs that call it stay
 in pipeline mode, with a TODO: a migrated graph must never hand Batches to ``fn``.
+
+The same holds for a function the graph itself defines (``def augment(images):`` at the top of
+``train``'s body, or a helper method of a legacy ``Pipeline`` subclass), where no other function
+of the module has its name; it sees the graph's RNG, so its random operators are allowed and
+draw from it as the graph's own do (the plan counts them among the graph's calls).
 """
 
 from __future__ import annotations

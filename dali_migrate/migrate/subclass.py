@@ -20,9 +20,12 @@ builds the same pipeline as
 
 called with keywords (``HybridPipe(batch_size=8, num_threads=2, device_id=0, data_dir=...)``),
 which is how calls of the class are rewritten. An operator object becomes one ``fn`` call per
-call of it, its constructor's arguments merged with the call's. Anything else in the class
-(other methods, other uses of ``self``, a reader called twice, arguments
-that cannot be placed) leaves the class as it is, with the reason in a TODO.
+call of it, its constructor's arguments merged with the call's. Helper methods that the graph
+reaches become functions the graph defines (helpers.py migrates their operators), and an
+``iter_setup`` that feeds external sources becomes their source function (iter_setup.py).
+Anything else in the class (special or decorated methods, other uses of ``self``, a reader
+called twice, arguments that cannot be placed) leaves the class as it is, with the reason in a
+TODO.
 """
 
 from __future__ import annotations

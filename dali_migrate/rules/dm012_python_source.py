@@ -49,7 +49,8 @@ class PythonSource(Rule):
     compute its arguments; one made from data, inside a block or bound twice keeps the
     pipeline. A function the graph defines (`def next_batch():` at its top, before the
     external_source) is defined once, before the loop, and called per batch: what it assigns
-    with `nonlocal` lives as long as the generator, as it lived as long as the pipeline. A source the pipeline takes as a parameter (`def pipe(source):`, DALI's parallel
+    with `nonlocal` lives as long as the generator, as it lived as long as the pipeline. A
+    source the pipeline takes as a parameter (`def pipe(source):`, DALI's parallel
     external source examples) is used as the calls of the pipeline say: each call must pass a
     class, function or generator function of the module, inline (`pipe(Windows(files))`) or as
     a name bound once to one in the calling function or at the top of the module, and all calls

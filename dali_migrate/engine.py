@@ -386,14 +386,14 @@ def _audited_migration(original: Analysed, data: bytes, config: Config, keep: di
         blamed = _blamed(problems, migrated.migration.migrated_pipelines, set(imported))
         if not blamed:
             raise SourceError(f"the migrated code failed its audit: line {problems[0].line}: "
-                              f"{problems[0].describe()}; file left unchanged")
+                              f"{problems[0].describe()}")
         for name, why in blamed.items():
             if name in imported:
                 blocked_imports[name] = why
                 del imported[name]
             else:
                 keep[name] = why
-    raise SourceError("the migrated code did not pass its audit; file left unchanged")
+    raise SourceError("the migrated code did not pass its audit")
 
 
 def _inline_one_shots(migration, data: bytes) -> list[str]:
@@ -431,7 +431,7 @@ def _never_write_what_does_not_parse(new_data: bytes) -> None:
     try:
         python_ast(new_data)
     except (SyntaxError, ValueError) as error:
-        raise SourceError(f"internal error: the migrated code does not parse ({error}); file left unchanged") from None
+        raise SourceError(f"internal error: the migrated code does not parse ({error})") from None
 
 
 def _keep_inexact(migrated: _Migrated, keep: dict[str, str]) -> bool:

@@ -176,6 +176,49 @@ def test_a_helper_method_outside_the_shape_keeps_the_class_and_says_why(helper, 
     assert any(reason in r for r in reasons), reasons
 
 
+GRAPH_WRITES = '''\
+import nvidia.dali.ops as ops
+from nvidia.dali.pipeline import Pipeline
+
+
+class Counting(Pipeline):
+    def __init__(self, batch_size, num_threads, device_id, root):
+        super().__init__(batch_size, num_threads, device_id)
+        self.input = ops.readers.File(file_root=root)
+        self.scale = 2
+
+    def define_graph(self):
+{statement}
+        self.jpegs, self.labels = self.input()
+        return self.labels
+'''
+
+
+@pytest.mark.parametrize("statement, reason", [
+    ("self.scale += 1", "`define_graph` changes `self.scale` (`self.scale += 1`)"),
+    ("self.scale = self.scale * 2", "`define_graph` changes `self.scale` (`self.scale = self.scale * 2`)"),
+    ("self.seen: int = 1", "`define_graph` changes `self.seen` (`self.seen: int = 1`)"),
+    ("self.total += 1", "`define_graph` changes `self.total` (`self.total += 1`)"),
+])
+def test_a_graph_that_changes_a_value_set_outside_it_keeps_the_class(statement, reason):
+    """define_graph runs once, at build; as the generator's body it would run per batch."""
+    source = GRAPH_WRITES.format(statement=f"        {statement}")
+    result = migrate_source(source.encode(), "counting.py", Config())
+    ((name, reasons),) = result.pipelines
+    assert (result.new_source or b"").decode().count("class Counting(Pipeline):") == 1
+    assert any(reason in r for r in reasons), reasons
+
+
+def test_values_the_graph_assigns_itself_become_its_variables():
+    source = GRAPH_WRITES.format(statement="        pass")
+    result = migrate_source(source.encode(), "counting.py", Config())
+    ((name, reasons),) = result.pipelines
+    assert reasons == []
+    migrated = result.new_source.decode()
+    assert "for jpegs, labels in reader.next_epoch(batch_size=batch_size):" in migrated
+    assert "self" not in migrated
+
+
 BASE = '''\
 import nvidia.dali.ops as ops
 from nvidia.dali.pipeline import Pipeline

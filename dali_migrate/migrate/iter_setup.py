@@ -171,7 +171,11 @@ class _Uses(Visitor):
 class _SelfWrites(Visitor):
     def __init__(self, into_functions: bool) -> None:
         self.into_functions = into_functions
-        self.written: set[str] = set()
+        self.statements: dict[str, cst.CSTNode] = {}  # each attribute's first write
+
+    @property
+    def written(self) -> set[str]:
+        return set(self.statements)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return self.into_functions
@@ -179,28 +183,34 @@ class _SelfWrites(Visitor):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return self.into_functions
 
-    def _write(self, target: cst.BaseExpression) -> None:
+    def _write(self, target: cst.BaseExpression, statement: cst.CSTNode) -> None:
         for element in assigned_targets(target):
             name = _self_attribute(element)
             if name is not None:
-                self.written.add(name)
+                self.statements.setdefault(name, statement)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._write(node.target)
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._write(target.target, node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._write(node.target)
+        self._write(node.target, node)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._write(node.target)
+        self._write(node.target, node)
 
 
 def assigned_self_attributes(node: cst.CSTNode, into_functions: bool = False) -> set[str]:
     """The ``x`` of every ``self.x = ...``, ``self.x += ...`` and ``self.x: T = ...`` in ``node``
     (in the functions and lambdas it defines too, with ``into_functions``)."""
+    return set(self_writes(node, into_functions))
+
+
+def self_writes(node: cst.CSTNode, into_functions: bool = False) -> dict[str, cst.CSTNode]:
+    """Each attribute of ``self`` that ``node`` assigns, with the statement that first does."""
     writes = _SelfWrites(into_functions)
     walk(node, writes)
-    return writes.written
+    return writes.statements
 
 
 def fed_sources(method: cst.FunctionDef) -> FedSources:

@@ -40,7 +40,7 @@ from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
 from .names import all_names, assigned_targets, scope_names
-from .iter_setup import (SOURCE_FUNCTION, FedSources, NotFed, assigned_self_attributes, fed_sources,
+from .iter_setup import (SOURCE_FUNCTION, FedSources, NotFed, assigned_self_attributes, fed_sources, self_writes,
                          with_nonlocals)
 from .ops import TIGHT_EQUAL, keyword_arg
 from .pure import Substitution, evaluates_the_same_twice
@@ -370,6 +370,18 @@ def _check_values_hold(operators: dict, values: dict, prelude: list[cst.BaseStat
             raise NotConvertible(f"`{name}` changes after `self.{name} = {name}`")
 
 
+def _check_graph_writes(graph: cst.FunctionDef, set_in_init: set[str]) -> None:
+    """``define_graph`` runs once, at build; its body becomes the generator's, run for every
+    batch. A graph may name its own values ``self.x``, but must not change what ``__init__``
+    set, nor change a value it has not assigned."""
+    assigned = _self_assigned(graph)
+    for name, statement in self_writes(graph.body, into_functions=True).items():
+        if name in set_in_init or name not in assigned:
+            written = cst.Module([]).code_for_node(statement).strip()
+            raise NotConvertible(f"`define_graph` changes `self.{name}` (`{written}`), a value set outside it: "
+                                 "it would change once per batch instead of once")
+
+
 def _self_assigned(graph: cst.FunctionDef) -> set[str]:
     """``self.x`` names that ``define_graph`` assigns (``self.jpegs, self.labels = self.input()``)."""
     found: set[str] = set()
@@ -431,6 +443,7 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
         graph = _with_fed_source(graph, fed, operators)
         _check_changing([graph, *helpers.values()], changing, made)
     _check_helpers_only_read(helpers)
+    _check_graph_writes(graph, set(operators) | set(values))
     decorator_args, passed, computed = _pipeline_arguments(super_call, params)
     _check_values_hold(operators, {k: v for k, v in values.items() if k not in made}, prelude)
     if made & set(params):

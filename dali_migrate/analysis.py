@@ -16,7 +16,7 @@ from .imports import ImportTable, dotted_name, import_table
 from .optable import Op, OpTable, load_op_table
 from .pipeline_scopes import PipelineScopes, spelled
 from .positions import order_kind
-from .scopes import function_locals
+from .scopes import class_locals, function_locals
 
 PIPELINE_DEF = "nvidia.dali.pipeline_def"
 PIPELINE_CLASS = "nvidia.dali.Pipeline"
@@ -225,6 +225,9 @@ class _FactCollector(Visitor):
         self.facts = facts
         self.graph_stack: list[Graph | None] = []
         self.class_stack: list[bool] = []
+        self.scope_kinds: list[str] = []  # "class" | "function", innermost last
+        self.class_views: list[tuple[set[str], dict[str, tuple]]] = []  # per class: its names, their meaning outside
+        self.method_views: list[dict[str, tuple]] = []  # per method: what its class's names meant in the class body
         self.function_stack: list[str] = []
         self.statement_index = -1
         self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
@@ -282,6 +285,9 @@ class _FactCollector(Visitor):
             self.facts.module_functions.setdefault(node.name.value, []).append(node)
         self.function_stack.append(node.name.value)
         self.pipelines.enter(node)
+        if self._in_class_body:
+            self.method_views.append(self._outside_the_class())
+        self.scope_kinds.append("function")
         self._enter_scope(node)
         decorator = pipeline_def_decorator(node, self.facts.imports)
         if decorator is not None:
@@ -298,6 +304,25 @@ class _FactCollector(Visitor):
         self.function_stack.pop()
         self.pipelines.leave()
         self._leave_scope(original_node)
+        self.scope_kinds.pop()
+        if self._in_class_body:
+            for name, meaning in self.method_views.pop().items():
+                self._set_meaning(name, meaning)
+
+    @property
+    def _in_class_body(self) -> bool:
+        return bool(self.scope_kinds) and self.scope_kinds[-1] == "class"
+
+    def _outside_the_class(self) -> dict[str, tuple]:
+        """A method does not see the names of its class's body: they mean there what they meant
+        outside the class. Returns their meaning in the class body, restored past the method."""
+        names, outside = self.class_views[-1]
+        if not self._holds_outputs() and not outside:
+            return {}
+        in_class = {name: self._meaning_of(cst.Name(name)) for name in names}
+        for name in names:
+            self._set_meaning(name, outside.get(name, NO_OUTPUT))
+        return in_class
 
     def _output_sets(self) -> tuple[set[str], ...]:
         return self.facts.tensorlists, self.facts.output_tuples, self.facts.dense_tensors
@@ -370,9 +395,29 @@ class _FactCollector(Visitor):
             if qualname is not None and qualname.startswith("nvidia.dali.plugin."):
                 self.facts.iterator_subclasses.append(Site(base.value, qualname, node.name.value))
         self.class_stack.append(is_pipeline)
+        self.pipelines.enter_class(node)
+        self._enter_class_scope(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.class_stack.pop()
+        self.pipelines.leave()
+        self.scope_kinds.pop()
+        names, outside = self.class_views.pop()
+        if self._holds_outputs() or outside:
+            for name in names:
+                self._set_meaning(name, outside.get(name, NO_OUTPUT))
+
+    def _enter_class_scope(self, node: cst.ClassDef) -> None:
+        """A class body's names hold no output until the body binds one; past the class they
+        mean what they meant before it."""
+        names = class_locals(node)
+        outside = {}
+        if self._holds_outputs():
+            outside = {name: meaning for name in names if (meaning := self._meaning_of(cst.Name(name))) != NO_OUTPUT}
+            for name in outside:
+                self._set_meaning(name, NO_OUTPUT)
+        self.class_views.append((names, outside))
+        self.scope_kinds.append("class")
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:

@@ -6,6 +6,9 @@ attribute such as ``self.pipe``) is ``pipe``; ``pipe`` bound inside ``train()`` 
 (its parameters, what its body binds) hide a pipeline variable of the same name outside it,
 as Python does; so do a lambda's parameters and a comprehension's ``for`` targets. Messages
 show ``spelled(key)``; rules and plans compare keys.
+
+A class body is a scope too (``pipe`` bound in ``class Settings:`` is ``pipe@Settings#N``), but
+as in Python only for the statements of that body: the methods it defines look past it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from .imports import dotted_name
-from .scopes import all_params, function_locals, scope_names, target_names
+from .scopes import all_params, class_locals, function_locals, scope_names, target_names
 
 
 def spelled(key: str) -> str:
@@ -24,9 +27,11 @@ def spelled(key: str) -> str:
 
 
 class _Frame:
-    def __init__(self, label: str, number: int, find_locals: Callable[[], set[str]]) -> None:
+    def __init__(self, label: str, number: int, find_locals: Callable[[], set[str]],
+                 is_class: bool = False) -> None:
         self.label = label
         self.number = number
+        self.is_class = is_class
         self.keys: dict[str, str] = {}  # names this scope binds to pipelines
         self._find_locals = find_locals
         self._locals: set[str] | None = None
@@ -86,9 +91,12 @@ class PipelineScopes:
     def enter_comprehension(self, node: cst.BaseComp) -> None:
         self._push("comprehension", lambda: comprehension_locals(node))
 
-    def _push(self, label: str, find_locals: Callable[[], set[str]]) -> _Frame:
+    def enter_class(self, node: cst.ClassDef) -> None:
+        self._push(node.name.value, lambda: class_locals(node), is_class=True)
+
+    def _push(self, label: str, find_locals: Callable[[], set[str]], is_class: bool = False) -> _Frame:
         self._count += 1
-        frame = _Frame(label, self._count, find_locals)
+        frame = _Frame(label, self._count, find_locals, is_class)
         self.frames.append(frame)
         return frame
 
@@ -112,7 +120,7 @@ class PipelineScopes:
             return None
         if "." in name:
             return name if name in self.module_keys else None
-        for frame in reversed(self.frames):
+        for frame in self._visible_frames():
             if name in frame.keys:
                 return frame.keys[name]
             if name in frame.local_names():
@@ -121,7 +129,13 @@ class PipelineScopes:
 
     def is_local(self, name: str) -> bool:
         """Whether a function being read binds ``name`` itself (hiding a module function of that name)."""
-        return any(name in frame.keys or name in frame.local_names() for frame in self.frames)
+        return any(name in frame.keys or name in frame.local_names() for frame in self._visible_frames())
+
+    def _visible_frames(self) -> list[_Frame]:
+        """The scopes a name read here is looked up in, innermost first: a class body only for
+        its own statements."""
+        return [frame for position, frame in enumerate(reversed(self.frames))
+                if position == 0 or not frame.is_class]
 
     def _owner(self, name: str) -> _Frame | None:
         """The function whose local ``name`` is, or None for the module (and for attributes)."""
@@ -132,7 +146,7 @@ class PipelineScopes:
 
     def _enclosing_owner(self, name: str) -> _Frame | None:
         """``nonlocal pipe`` / ``global pipe``: the nearest enclosing function that owns it."""
-        for frame in reversed(self.frames[:-1]):
+        for frame in self._visible_frames()[1:]:
             if name in frame.local_names():
                 return frame
         return None

@@ -145,3 +145,11 @@ def function_locals(function: cst.FunctionDef) -> set[str]:
     walk(function.params, found)
     walk(function.body, found)
     return found.bound - found.declared
+
+
+def class_locals(node: cst.ClassDef) -> set[str]:
+    """The names a class body binds (its attributes and methods), less those it declares
+    ``global`` or ``nonlocal``."""
+    found = _OwnNames()
+    walk(node.body, found)
+    return found.bound - found.declared

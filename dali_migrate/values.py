@@ -143,6 +143,7 @@ class ValueModel(ast.NodeVisitor):
         self.module_globals: dict[str, Value] = {}
         self.function_stack: list[str] = []
         self.class_depth = 0
+        self.class_outer: list[dict | None] = []  # per scope, innermost last: the env a class body began with
         self._names: dict[int, tuple[set[str], set[str]]] = {}  # per function: its locals, its globals
         self.global_stack: list[set[str]] = []  # names each function being read declares ``global``
         self.collecting = False
@@ -197,7 +198,9 @@ class ValueModel(ast.NodeVisitor):
         # a default is computed where the function is defined: ``def last(out=out)`` holds outputs
         defaults = {name: self.value(default) for name, default in _defaults(node.args).items()}
         outer = self.env
-        self.env = dict(outer)
+        # a method does not see its class body's names: it starts from what the class began with
+        in_class = self.class_outer[-1] if self.class_outer else None
+        self.env = dict(outer if in_class is None else in_class)
         local_names, global_names = self._own_names(node)
         for name in set(self.module_globals) - local_names:
             self.env_merge(name, self.module_globals[name])
@@ -210,7 +213,9 @@ class ValueModel(ast.NodeVisitor):
                 self.env[arg.arg] = value
         self.function_stack.append(node.name)
         self.global_stack.append(global_names)
+        self.class_outer.append(None)
         self._block(node.body)
+        self.class_outer.pop()
         self.global_stack.pop()
         self.function_stack.pop()
         self.env = outer
@@ -230,7 +235,9 @@ class ValueModel(ast.NodeVisitor):
         outer = self.env
         self.env = dict(outer)
         self.class_depth += 1
+        self.class_outer.append(outer)
         self._block(node.body)
+        self.class_outer.pop()
         self.class_depth -= 1
         self.env = outer
 

@@ -501,3 +501,40 @@ def test_check_does_not_promise_a_fix_that_migrate_will_not_make(tmp_path):
     checked = CliRunner().invoke(main, ["check", str(kept)])
     assert "DM001" in checked.output and "[fixable]" not in checked.output
     assert "--diff PATH` shows what migrate would fix" in checked.output
+
+
+CLASS_BODY_NAMES = '''\
+from nvidia.dali import fn, pipeline_def
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def labels_of(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return labels
+
+
+pipe = labels_of("/data")
+pipe.build()
+(labels,) = pipe.run()
+
+
+class Names:
+    labels = ["cat", "dog"]
+    first = labels[0]
+
+    def show(self):
+        return labels.at(1)
+'''
+
+
+def test_a_class_body_name_does_not_end_the_module_value_its_methods_read():
+    """The class body's `labels` is a list (left alone); `show` reads the module's outputs
+    (rewritten): a method does not see its class body's names."""
+    from dali_migrate.config import Config
+    from dali_migrate.engine import migrate_source
+
+    result = migrate_source(CLASS_BODY_NAMES.encode(), "names.py", Config())
+    assert result.pipelines == [("labels_of", [])]
+    code = result.new_source.decode()
+    assert "    first = labels[0]\n" in code
+    assert "        return np.asarray(labels.tensors[1])\n" in code

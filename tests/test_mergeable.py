@@ -78,6 +78,41 @@ def test_one_output_written_over_several_lines_is_laid_out_as_black_does():
     assert again.new_source is None  # a second run changes nothing
 
 
+
+SPACED = """\
+from nvidia.dali import fn, pipeline_def
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def labels_of(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return labels
+
+
+pipe = labels_of("/data")
+
+
+class Names:
+    labels = ["cat", "dog"]
+
+    def show(self, index):
+        return self.labels[index]
+
+
+pipe.build()
+(labels,) = pipe.run()
+print(Names().show(labels.at(0)[0]))
+"""
+
+
+def test_a_removed_statement_leaves_the_blank_lines_that_spaced_it():
+    """``pipe.build()`` after a class goes; the statement after it keeps the two blank lines
+    (pycodestyle E305), without gaining more."""
+    code = migrate_file(SPACED.encode(), "spaced.py", Config()).new_source.decode()
+    assert "        return self.labels[index]\n\n\n(labels,) = next(pipe)\n" in code
+    ruff = subprocess.run([*RUFF, "-"], input=code, capture_output=True, text=True)
+    assert ruff.returncode == 0, ruff.stdout
+
 # Notebooks in the style of DALI's example notebooks, and a dynamic-mode version of each
 # written by hand in the style of NVIDIA's dynamic_mode notebooks (tests/data/handwritten).
 HANDWRITTEN = Path(__file__).parent / "data" / "handwritten"

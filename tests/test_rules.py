@@ -100,3 +100,43 @@ def test_lambdas_and_comprehensions_have_names_of_their_own(use, flagged):
               f"def run_all(jobs):\n    {use}\n").encode()
     lines = [d.line for d in check_source(source, "x.py", Config()).diagnostics if d.code == "DM003"]
     assert (6 in lines) == flagged
+
+
+@pytest.mark.parametrize("body, flagged", [
+    ("    pipe = 'decode'\n    title = pipe.upper()\n", False),  # the class body's own `pipe`
+    ("    title = pipe.run()\n", True),  # no `pipe` of its own: the module's pipeline
+    ("    pipe = 'decode'\n\n    def run(self):\n        return pipe.run()\n", True),  # a method looks past its class
+])
+def test_a_class_body_has_names_of_its_own(body, flagged):
+    source = ("from nvidia.dali.pipeline import Pipeline\n\npipe = Pipeline(batch_size=2)\n\n"
+              f"class Settings:\n{body}").encode()
+    lines = [d.line for d in check_source(source, "x.py", Config()).diagnostics if d.code == "DM003"]
+    assert bool(set(lines) & {6, 7, 9}) == flagged, lines
+
+
+NDD_OUTPUTS = '''\
+import nvidia.dali.experimental.dynamic as ndd
+
+
+def loader(root, *, batch_size=2):
+    reader = ndd.readers.File(file_root=root)
+    for jpegs, labels in reader.next_epoch(batch_size=batch_size):
+        yield (labels,)
+
+
+(labels,) = next(loader("/data"))
+
+
+class Names:
+    labels = ["cat", "dog"]
+    first = labels[0]
+
+    def show(self):
+        return labels.at(1)
+'''
+
+
+def test_a_method_reads_the_module_value_not_its_class_body_name():
+    """The class body's `labels` is a list; the method's `labels` is the module's Batch."""
+    found = [(d.line, d.code) for d in check_source(NDD_OUTPUTS.encode(), "x.py", Config()).diagnostics]
+    assert found == [(18, "DM018")], found

@@ -181,7 +181,7 @@ class Migrator(Transformer):
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if self.call_sites.is_removed_statement(original_node):
-            if not any(line.comment is not None for line in updated_node.leading_lines):
+            if not updated_node.leading_lines:
                 return cst.RemoveFromParent()
             carrier = updated_node.with_changes(body=[cst.Pass()])  # its comments go to what follows
             self.comment_carriers.add(id(carrier))
@@ -209,14 +209,27 @@ class Migrator(Transformer):
                 pending += statement.leading_lines
                 continue
             if pending:
-                statement = statement.with_changes(leading_lines=[*pending, *statement.leading_lines])
+                statement = statement.with_changes(leading_lines=_joined_lines(pending, statement.leading_lines))
                 pending = []
             body.append(statement)
+        if not any(line.comment is not None for line in pending):
+            pending = []  # blank lines at the end of a block
         if pending and not body:
             body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=pending)]
         elif pending:
             block = block.with_changes(footer=[*pending, *block.footer])
         return block.with_changes(body=body)
+
+
+def _joined_lines(removed: list[cst.EmptyLine], kept: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """The lines above a removed statement, then those above the statement after it: blank
+    lines that only spaced the removed statement keep their count, without adding to the
+    kept statement's own (``def f(): ...``, two blank lines, ``pipe.build()``, the next
+    statement: still two blank lines)."""
+    if any(line.comment is not None for line in removed):
+        return [*removed, *kept]
+    leading_blanks = next((i for i, line in enumerate(kept) if line.comment is not None), len(kept))
+    return [*removed[leading_blanks:], *kept]
 
 
 def _places_of_uses(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan]) -> Places:

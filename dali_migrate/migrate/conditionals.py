@@ -49,9 +49,16 @@ def _datanode_names(node: cst.CSTNode, graph: Graph) -> set[str]:
     return scope_names([node]).loaded & graph.datanodes
 
 
+# builtins that answer a plain bool about any object, a DataNode included
+_PREDICATES = frozenset({"isinstance", "issubclass", "hasattr", "callable"})
+
+
 def _truth_names(test: cst.BaseExpression, graph: Graph) -> set[str]:
-    """DataNodes whose truth value a condition asks for: ``x is None`` / ``x is not None`` ask
-    none (an identity test works on a DataNode in pipeline mode, conditionals or not)."""
+    """DataNodes whose truth value a condition asks for: ``x is None`` / ``x is not None`` and
+    ``isinstance(x, list)`` ask none (they work on a DataNode in pipeline mode, conditionals or
+    not)."""
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value in _PREDICATES:
+        return set()
     if isinstance(test, cst.BooleanOperation):
         return _truth_names(test.left, graph) | _truth_names(test.right, graph)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):

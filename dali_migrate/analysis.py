@@ -73,6 +73,7 @@ class ModuleFacts:
     # for positions.Positions: id(node) -> its rank among the nodes of its kind in its top-level
     # statement, and (statement, kind) -> how many there are
     ordinals: dict[int, int] = field(default_factory=dict)
+    with_statements: int = 0  # every ``with``: only they can hold a ``with pipe:`` graph
     kind_totals: dict[tuple[int, str], int] = field(default_factory=dict)
     module_functions: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)  # by name
     module_classes: dict[str, list[cst.ClassDef]] = field(default_factory=dict)
@@ -420,6 +421,7 @@ class _FactCollector(Visitor):
         self.scope_kinds.append("class")
 
     def visit_With(self, node: cst.With) -> None:
+        self.facts.with_statements += 1
         for item in node.items:
             if self._pipeline_key(item.item) is not None:
                 self._push(Graph("with", node, dotted_name(item.item)))

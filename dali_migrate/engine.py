@@ -246,7 +246,8 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
     while config.enabled("DM002"):
         key = (frozenset(skip), frozenset(imported or {}), frozenset(keep or {}))
         if key not in normalized_forms:
-            normalized = normalize_with_graphs(original.module, skip, frozenset(keep or {}))
+            normalized = normalize_with_graphs(original.module, skip, frozenset(keep or {}),
+                                               has_with=original.facts.with_statements > 0)
             subject = None if normalized is None or not normalized.graphs else analyse(
                 normalized.module, config, normalized.imports(), frozenset(imported or {}))
             normalized_forms[key] = (normalized, subject)

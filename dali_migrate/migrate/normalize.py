@@ -406,6 +406,8 @@ def _without_unfit_calls(module: cst.Module, converted: dict[int, Subclass], rea
     """A class called with ``*args`` or too many arguments stays a class."""
     from .plan import Blocker
 
+    if not converted:
+        return
     calls = _Calls({sub.name for sub in converted.values()})
     walk(module, calls)
     for call in calls.calls:
@@ -417,14 +419,17 @@ def _without_unfit_calls(module: cst.Module, converted: dict[int, Subclass], rea
 
 
 def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
-                          kept: frozenset[str] = frozenset()) -> NormalizedModule | None:
+                          kept: frozenset[str] = frozenset(), has_with: bool = True) -> NormalizedModule | None:
     """The module with every convertible ``with pipe:`` graph and pipeline subclass in decorator
     form (None if there is nothing to say). ``skip`` holds ids of original ``with`` statements
-    and classes to leave as they are; ``kept``, names other files use (a base class stays)."""
+    and classes to leave as they are; ``kept``, names other files use (a base class stays);
+    ``has_with`` False: the module has no ``with`` statement (the analysis counted them)."""
     imports = import_table(module)
     if not imports.uses_dali:
         return None
     converted, reasons, bases, derived = _convert_subclasses(module, imports, set(skip))
+    if not converted and not has_with:  # nothing to put in decorator form
+        return NormalizedModule(module, reasons=reasons) if reasons else None
     _without_unfit_calls(module, converted, reasons)
     removed = _merged_bases(module, bases, derived, converted, kept)
     for base in removed.values():  # its reasons (no graph of its own) went with it

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 NDD = "nvidia.dali.experimental.dynamic"
+PLUGINS = "nvidia.dali.plugin."  # framework iterators, which take Pipeline objects
 PIPELINE_ONLY = ("nvidia.dali.fn.", "nvidia.dali.ops.", "nvidia.dali.auto_aug", "nvidia.dali.math.",
                  "nvidia.dali.plugin.")
 GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANODE = (
@@ -583,7 +584,11 @@ class ValueModel(ast.NodeVisitor):
         if qualname == "nvidia.dali.types.Constant":  # a DataNode of the pipeline graph
             return Value(DATANODE)
         if qualname.startswith(PIPELINE_ONLY):
-            if data:
+            generators = [v for v in [*arguments, *keywords.values()] if v is not None and _holds_generator(v)]
+            if qualname.startswith(PLUGINS) and generators:
+                self.report("DM021", f"`{_dotted(node.func)}` iterates pipelines, and a migrated pipeline is a "
+                                     "generator of ndd Batches: loop over it instead", node, generators[0])
+            elif data:
                 self.report("DM020", f"`{_dotted(node.func)}` builds a pipeline graph and does not take "
                                      "ndd Batches", node, data[0])
             return Value(DATANODE, frozenset(), None) if qualname.startswith("nvidia.dali.fn.") else None
@@ -654,6 +659,13 @@ def _own_names(function: ast.FunctionDef) -> tuple[set[str], set[str]]:
             bound.add((node.asname or node.name).split(".")[0])
         pending.extend(ast.iter_child_nodes(node))
     return bound - declared, global_names
+
+
+def _holds_generator(value: Value) -> bool:
+    """A migrated pipeline, or a list of them (``DALIGenericIterator([pipe], ...)``)."""
+    if value.kind in (GENERATOR, META_FIRST):
+        return True
+    return value.items is not None and any(item is not None and _holds_generator(item) for item in value.items)
 
 
 def _holds_data(value: Value) -> bool:

@@ -140,3 +140,25 @@ def test_a_method_reads_the_module_value_not_its_class_body_name():
     """The class body's `labels` is a list; the method's `labels` is the module's Batch."""
     found = [(d.line, d.code) for d in check_source(NDD_OUTPUTS.encode(), "x.py", Config()).diagnostics]
     assert found == [(18, "DM018")], found
+
+
+GENERATOR_TO_PLUGIN = '''
+import nvidia.dali.experimental.dynamic as ndd
+from nvidia.dali.plugin.pytorch import DALIGenericIterator
+
+
+def train_pipe(*, batch_size=2):
+    reader = ndd.readers.File(file_root="images")
+    for jpegs, labels in reader.next_epoch(batch_size=batch_size):
+        yield ndd.decoders.image(jpegs), labels
+
+
+one = DALIGenericIterator(train_pipe(), ["data", "label"])
+several = DALIGenericIterator([train_pipe()], ["data", "label"])
+'''
+
+
+def test_a_framework_iterator_given_a_generator_is_reported():
+    """`DALIGenericIterator` takes Pipeline objects: alone or in a list, a generator fails."""
+    found = [(d.line, d.code) for d in check_source(GENERATOR_TO_PLUGIN.encode(), "x.py", Config()).diagnostics]
+    assert (12, "DM021") in found and (13, "DM021") in found, found

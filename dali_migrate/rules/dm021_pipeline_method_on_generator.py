@@ -11,6 +11,8 @@ class PipelineMethodOnGenerator(ValueRule):
     Flags attributes other than `send`/`close`/`throw` (`.build()`, `.run()`, `.epoch_size()`,
     `.reset()`, `.checkpoint()`, ...) and `with` on a generator of ndd outputs: a function that
     yields Batches, such as a migrated pipeline, called here or in a helper that returns it.
+    Also a framework iterator of `nvidia.dali.plugin` (`DALIGenericIterator(pipe, ...)`,
+    `DALIGenericIterator([pipe], ...)`) given such a generator: those iterators take Pipelines.
 
     ## Why
     A migrated pipeline is a generator; pipeline methods fail with `AttributeError: 'generator'

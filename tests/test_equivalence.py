@@ -42,6 +42,7 @@ RUNNABLE = {
     "dense_checks": {},
     "source_epochs": {"root": str(FIXTURES / "data" / "images"), "gpu": False},
     "source_objects": {},
+    "source_locals": {"data_dir": str(FIXTURES / "data" / "arrays")},
     "parameter_sources": {},
     "external_input_aliases": {},
     "torch_copies": {},

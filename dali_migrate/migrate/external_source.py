@@ -30,6 +30,7 @@ import libcst as cst
 from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
+from ..scopes import function_locals
 from .names import all_params, scope_names, target_names
 from .ops import NotALiteral, keyword_values, literal_value
 from .self_sources import SelfSourceNotFollowed, assigned_value
@@ -263,9 +264,40 @@ def plan_source(call: DaliCall, statement_index: int | None, facts: ModuleFacts,
         kind, params = source_kind(held, facts)
         return _plan_of_kind(call, statement_index, args, kind, params)
     binding = _graph_binding(args.source, graph.body.body if graph is not None else (), statement_index)
-    kind, params = source_kind(args.source, facts, binding[1] if binding else None)
+    local = None if binding else _enclosing_assignment(args.source, graph, facts)
+    kind, params = source_kind(args.source, facts, binding[1] if binding else local)
     bound = {"binding_index": binding[0], "binding": binding[1]} if binding else {}
     return _plan_of_kind(call, statement_index, args, kind, params, **bound)
+
+
+def _enclosing_assignment(source: cst.BaseExpression, graph: cst.FunctionDef | None,
+                          facts: ModuleFacts) -> cst.Assign | None:
+    """``source = SourceClass(...)`` in the function whose body defines the graph (a ``with
+    pipe:`` block of ``make()``, after ``source = Source(...)``): the name's one binding there,
+    a statement of that body before the graph. The generator, defined in the same place, reads
+    the same object. None where ``source`` is not such a name."""
+    if graph is None or not isinstance(source, cst.Name):
+        return None
+    outer = _enclosing_function(graph, facts)
+    if outer is None or source.value not in function_locals(outer):
+        return None
+    if source.value in {p.name.value for p in all_params(outer.params)}:
+        return None
+    body = list(outer.body.body)
+    at = next(i for i, statement in enumerate(body) if statement is graph)
+    binders, assign = bindings(source.value, body)
+    if assign is None or binders[0] >= at or not isinstance(assign.value, cst.Call):
+        return None
+    return assign
+
+
+def _enclosing_function(graph: cst.FunctionDef, facts: ModuleFacts) -> cst.FunctionDef | None:
+    """The module's function or method whose body holds the graph's ``def`` as a statement."""
+    functions = [f for found in facts.module_functions.values() for f in found]
+    functions += [s for classes in facts.module_classes.values() for c in classes for s in c.body.body
+                  if isinstance(s, cst.FunctionDef)]
+    return next((f for f in functions
+                 if isinstance(f.body, cst.IndentedBlock) and any(s is graph for s in f.body.body)), None)
 
 
 def plan_parameter_source(pending: SourcePlan, passed: list[tuple[str, int, str]]) -> SourcePlan:

@@ -43,6 +43,7 @@ RUNNABLE = {
     "source_epochs": {"root": str(FIXTURES / "data" / "images"), "gpu": False},
     "source_objects": {},
     "source_locals": {"data_dir": str(FIXTURES / "data" / "arrays")},
+    "optional_dali": {"root": str(FIXTURES / "data" / "images")},
     "parameter_sources": {},
     "external_input_aliases": {},
     "torch_copies": {},

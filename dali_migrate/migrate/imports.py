@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from ..visitors import Visitor, walk
@@ -92,7 +94,7 @@ def ndd_import(alias: str = "ndd") -> cst.SimpleStatementLine:
 
 
 def has_ndd_import(module: cst.Module) -> str | None:
-    for statement in module.body:
+    for statement in _import_level(module.body):
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, IMPORT_TYPES):
@@ -102,42 +104,73 @@ def has_ndd_import(module: cst.Module) -> str | None:
     return None
 
 
+def _import_level(body) -> list[cst.BaseStatement]:
+    """The module's statements, with those of each import guard (``try: import nvidia.dali...``)."""
+    return [inner for statement in body
+            for inner in (statement.body.body if _is_import_guard(statement) else [statement])]
+
+
+@dataclass
+class _Pending:
+    """What the migrated code needs imported, added at the first DALI import line."""
+
+    ndd: bool
+    numpy: bool
+    types: list[str]
+
+
 def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
                 need_types: set[str] = frozenset(), need_itertools: bool = False) -> cst.Module:
     """``need_ndd``: add the ndd import even where the code does not name ``ndd`` yet.
-    ``need_types``: names the migrated code takes from nvidia.dali.types (BatchInfo, ...)."""
+    ``need_types``: names the migrated code takes from nvidia.dali.types (BatchInfo, ...).
+    DALI imports inside a module-level ``try:`` (an optional dependency, guarded by ``except
+    ImportError``) are fixed in place: the ndd import goes there, under the same guard."""
     used = used_names(module)
-    body: list[cst.BaseStatement] = []
-    add_ndd = (need_ndd or "ndd" in used) and has_ndd_import(module) is None
     bound = _top_level_bound(module)
-    missing_types = sorted(set(need_types) - bound)
-    add_numpy = need_numpy and "np" not in bound
-    for statement in module.body:
-        if not _is_dali_import_line(statement):
-            body.append(statement)
-            continue
-        if add_numpy:  # beside the DALI imports it serves
-            body.append(cst.parse_statement("import numpy as np\n").with_changes(leading_lines=statement.leading_lines))
-            statement = statement.with_changes(leading_lines=[])
-            add_numpy = False
-        if add_ndd:
-            body.append(ndd_import().with_changes(leading_lines=statement.leading_lines))
-            statement = statement.with_changes(leading_lines=[])
-            add_ndd = False
-        if missing_types:
-            body.append(cst.parse_statement(f"from nvidia.dali.types import {', '.join(missing_types)}\n"))
-            missing_types = []
-        pruned = [_prune(small, used) for small in statement.body]
-        remaining = [small for small in pruned if small is not None]
-        if remaining:
-            body.append(statement.with_changes(body=remaining))
-    if add_ndd:
+    pending = _Pending((need_ndd or "ndd" in used) and has_ndd_import(module) is None,
+                       need_numpy and "np" not in bound, sorted(set(need_types) - bound))
+    body = _fixed_import_lines(module.body, used, pending)
+    if pending.ndd:
         body.insert(_first_code_index(body), ndd_import())
-    if add_numpy:
+    if pending.numpy:
         body.insert(_first_code_index(body), cst.parse_statement("import numpy as np\n"))
     if need_itertools and "itertools" not in bound:
         body.insert(_first_code_index(body), cst.parse_statement("import itertools\n"))
     return module.with_changes(body=body)
+
+
+def _fixed_import_lines(statements, used: set[str], pending: _Pending) -> list[cst.BaseStatement]:
+    body: list[cst.BaseStatement] = []
+    for statement in statements:
+        if _is_import_guard(statement):
+            inner = _fixed_import_lines(statement.body.body, used, pending)
+            body.append(statement.with_changes(body=statement.body.with_changes(body=inner)) if inner else statement)
+            continue
+        if not _is_dali_import_line(statement):
+            body.append(statement)
+            continue
+        if pending.numpy:  # beside the DALI imports it serves
+            body.append(cst.parse_statement("import numpy as np\n").with_changes(leading_lines=statement.leading_lines))
+            statement = statement.with_changes(leading_lines=[])
+            pending.numpy = False
+        if pending.ndd:
+            body.append(ndd_import().with_changes(leading_lines=statement.leading_lines))
+            statement = statement.with_changes(leading_lines=[])
+            pending.ndd = False
+        if pending.types:
+            body.append(cst.parse_statement(f"from nvidia.dali.types import {', '.join(pending.types)}\n"))
+            pending.types = []
+        pruned = [_prune(small, used) for small in statement.body]
+        remaining = [small for small in pruned if small is not None]
+        if remaining:
+            body.append(statement.with_changes(body=remaining))
+    return body
+
+
+def _is_import_guard(statement: cst.BaseStatement) -> bool:
+    """``try:`` whose body imports DALI: an optional dependency (``except ImportError:``)."""
+    return (isinstance(statement, cst.Try) and isinstance(statement.body, cst.IndentedBlock)
+            and any(_is_dali_import_line(inner) for inner in statement.body.body))
 
 
 def _is_dali_import_line(statement: cst.BaseStatement) -> bool:
@@ -149,7 +182,7 @@ def _is_dali_import_line(statement: cst.BaseStatement) -> bool:
 
 def _top_level_bound(module: cst.Module) -> set[str]:
     names = set()
-    for statement in module.body:
+    for statement in _import_level(module.body):
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, IMPORT_TYPES):

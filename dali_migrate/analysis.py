@@ -321,9 +321,13 @@ class _FactCollector(Visitor):
         if not self._holds_outputs() and not outside:
             return {}
         in_class = {name: self._meaning_of(cst.Name(name)) for name in names}
+        self._give_outside_meanings(names, outside)
+        return in_class
+
+    def _give_outside_meanings(self, names: set[str], outside: dict[str, tuple]) -> None:
+        """A class body's names mean what they meant outside it (no output where nothing was)."""
         for name in names:
             self._set_meaning(name, outside.get(name, NO_OUTPUT))
-        return in_class
 
     def _output_sets(self) -> tuple[set[str], ...]:
         return self.facts.tensorlists, self.facts.output_tuples, self.facts.dense_tensors
@@ -405,8 +409,7 @@ class _FactCollector(Visitor):
         self.scope_kinds.pop()
         names, outside = self.class_views.pop()
         if self._holds_outputs() or outside:
-            for name in names:
-                self._set_meaning(name, outside.get(name, NO_OUTPUT))
+            self._give_outside_meanings(names, outside)
 
     def _enter_class_scope(self, node: cst.ClassDef) -> None:
         """A class body's names hold no output until the body binds one; past the class they

@@ -20,8 +20,7 @@ from typing import Iterator
 
 NDD = "nvidia.dali.experimental.dynamic"
 PLUGINS = "nvidia.dali.plugin."  # framework iterators, which take Pipeline objects
-PIPELINE_ONLY = ("nvidia.dali.fn.", "nvidia.dali.ops.", "nvidia.dali.auto_aug", "nvidia.dali.math.",
-                 "nvidia.dali.plugin.")
+PIPELINE_ONLY = ("nvidia.dali.fn.", "nvidia.dali.ops.", "nvidia.dali.auto_aug", "nvidia.dali.math.", PLUGINS)
 GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANODE = (
     "generator", "outputs", "batch", "tensor", "reader", "epoch", "context", "other", "mixed", "datanode")
 # a migrated pipeline called with ``yield_reader_meta=True``: its first ``next()`` gives the

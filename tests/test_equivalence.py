@@ -54,6 +54,8 @@ RUNNABLE = {
     "scoped_pipelines": {"data_dir": str(FIXTURES / "data" / "images")},
     "main_globals": {"data_dir": str(FIXTURES / "data" / "images"), "crop": 16},
     "lightning_datamodule": {"root": str(FIXTURES / "data" / "images"), "size": 16},
+    "multicrop_views": {},
+    "swav_crops": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}

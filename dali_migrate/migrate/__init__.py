@@ -21,7 +21,7 @@ from .imports import add_local_import, fix_imports, has_ndd_import, insert_after
 from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name, variable_names
 from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments
-from .helpers import find_helpers, plan_helpers
+from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
 from .places import Places, node_ids
 from .parameter_sources import resolve_parameter_sources
 from .plan import (
@@ -86,10 +86,13 @@ class Migrator(Transformer):
         self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None, numpy_alias=call_sites.numpy_alias)
         for plan in plans:
             self._prepare(plan)
-        for helper in (helpers or {}).values():  # deterministic operators only: no RNG to give
+        self.random_helpers = RandomHelpers(helpers or {})
+        for helper in (helpers or {}).values():
             self.op_plan.calls.update((id(call.node), call) for call in helper.calls)
             for call in helper.calls:
                 self._use_ndd_dtypes(call)
+            self.random_helpers.give_parameters(helper, self.op_plan)
+        self.function_stack: list[int] = []
         self.op_rewriter = GraphOpRewriter(self.op_plan, facts.optable)
 
     def _prepare(self, plan: PipelinePlan) -> None:
@@ -143,7 +146,19 @@ class Migrator(Transformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.op_plan.calls or id(original_node) in self.op_plan.shape_methods:
             return self.op_rewriter.leave_Call(original_node, updated_node)
+        if self.random_helpers.is_call(original_node):
+            return self.random_helpers.given_caller_rng(updated_node, self._caller_parameters())
         return self.call_sites.rewrite_call(original_node, updated_node)
+
+    def _caller_parameters(self) -> tuple[str, str] | None:
+        """The batch size and RNG names of the innermost migrated graph or random helper."""
+        for function in reversed(self.function_stack):
+            if function in self.functions:
+                return "batch_size", self.functions[function][1].rng
+            parameters = self.random_helpers.parameters.get(function)
+            if parameters is not None:
+                return parameters
+        return None
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         return self.call_sites.without_needless_parentheses(updated_node)
@@ -172,10 +187,15 @@ class Migrator(Transformer):
                                                                         self.ndd_alias)
         return updated_node
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.function_stack.append(id(node))
+        return True
+
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self.function_stack.pop()
         entry = self.functions.get(id(original_node))
         if entry is None:
-            return updated_node
+            return self.random_helpers.with_parameters(original_node, updated_node)
         plan, names = entry
         return migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs)
 
@@ -302,9 +322,8 @@ def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
     return by_plan
 
 
-def _settle(plans: list[PipelinePlan], facts: ModuleFacts, module: cst.Module) -> dict:
+def _settle(plans: list[PipelinePlan], facts: ModuleFacts, uses: HelperUses | None) -> dict:
     """Blocks until no blocking causes another: shared variables and shared graph helpers."""
-    uses = find_helpers(facts, module)
     own = [p for p in plans if not p.imported]
     while True:
         blocked = sum(not p.migratable for p in plans)
@@ -392,7 +411,9 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     ``capture``: generators with one reader and no checkpoint read their epochs with
     ``next_epoch(capture=True)``."""
     strays = find_stray_references(module, facts)
-    plans = [plan_decorated_pipeline(g, facts, strays) for g in facts.graphs if g.kind == "decorator"]
+    uses = find_helpers(facts, module)
+    plans = [plan_decorated_pipeline(g, facts, strays, uses.helpers if uses else {})
+             for g in facts.graphs if g.kind == "decorator"]
     plans += [plan_imported_pipeline(plan, local, facts, strays) for local, plan in (imported or {}).items()]
     resolve_parameter_sources(module, facts, plans)
     _keep_in_pipeline_mode(plans, facts, keep or {})
@@ -403,7 +424,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     reader_meta_by_plan = _plan_reader_meta(facts, [p for p in plans if p.migratable], ndd_alias, loader_class,
                                             places, factories)
     checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias, places, factories)
-    helpers = _settle(plans, facts, module)
+    helpers = _settle(plans, facts, uses)
     migratable = [p for p in plans if p.migratable]
     # what was planned for pipelines blocked afterwards is left out
     reader_meta = ReaderMetaRewrites.merged([reader_meta_by_plan[id(p)] for p in migratable if id(p) in reader_meta_by_plan])

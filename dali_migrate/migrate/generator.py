@@ -366,15 +366,97 @@ def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bo
     while changed:  # each pass only moves statements back into the loop
         changed = False
         bound_in_loop = loop_bound.union(*(n.bound for i, n in enumerate(names) if i not in once))
+        # ``crops = []`` filled by ``crops.append(...)`` in the loop: a new list per batch
+        mutated_in_loop = _mutated_names([s for i, s in enumerate(body) if i not in once], ndd)
         bound_before, loaded_before = set(loop_bound), set()
         for i, n in enumerate(names):
-            if i in once and (n.loaded & bound_before or n.bound & loaded_before or n.bound & bound_in_loop):
+            if i in once and (n.loaded & bound_before or n.bound & loaded_before or n.bound & bound_in_loop
+                              or n.bound & mutated_in_loop and not _binds_immutable(body[i])):
                 once.discard(i)
                 changed = True
             if i not in once:
                 bound_before |= n.bound
                 loaded_before |= n.loaded
     return once
+
+
+# builtins that read their arguments and change none of them
+_READ_ONLY_BUILTINS = frozenset({"len", "range", "list", "tuple", "dict", "set", "frozenset", "sorted", "reversed",
+                                 "enumerate", "zip", "min", "max", "sum", "any", "all", "print", "str", "repr",
+                                 "int", "float", "bool", "isinstance", "type", "id", "hash", "abs", "round"})
+
+
+def _mutated_names(statements: list[cst.BaseStatement], ndd: str) -> set[str]:
+    """Names whose values ``statements`` may change in place: method calls on them, items or
+    attributes assigned or deleted, and values passed to functions that are not operators."""
+    finder = _Mutations(ndd)
+    for statement in statements:
+        walk(statement, finder)
+    return finder.names
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+class _Mutations(Visitor):
+    def __init__(self, ndd: str) -> None:
+        self.ndd = ndd
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute):
+            self.names.add(_root_name(node.func.value))
+        called = dotted_name(node.func) or ""
+        if called.split(".")[0] == self.ndd or called in _READ_ONLY_BUILTINS:
+            return
+        self.names |= {_root_name(arg.value) for arg in node.args}
+
+    def _changed_parts(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Attribute, cst.Subscript)):
+            self.names.add(_root_name(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._changed_parts(element.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._changed_parts(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._changed_parts(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._changed_parts(node.target)
+
+
+_IMMUTABLE_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
+
+
+def _binds_immutable(statement: cst.BaseStatement) -> bool:
+    """A line of assignments of numbers, strings, ``None``/``True``/``False`` and tuples or
+    arithmetic of them: no one can change those values in place. A ``def`` binds a function."""
+    if isinstance(statement, cst.FunctionDef):
+        return True
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return all(isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None
+               and _immutable(small.value) for small in statement.body)
+
+
+def _immutable(value: cst.BaseExpression) -> bool:
+    if isinstance(value, _IMMUTABLE_LITERALS):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("None", "True", "False")
+    if isinstance(value, cst.Tuple):
+        return all(_immutable(element.value) for element in value.elements)
+    if isinstance(value, cst.UnaryOperation):
+        return _immutable(value.expression)
+    if isinstance(value, cst.BinaryOperation):
+        return _immutable(value.left) and _immutable(value.right)
+    return False
 
 
 def _statement_names(statement: cst.BaseStatement):

@@ -3,8 +3,8 @@
 Real pipelines share their processing between graphs::
 
     def augment(images, size):
-        images = fn.resize(images, size=size)
-        return fn.crop_mirror_normalize(images, dtype=types.FLOAT)
+        images = fn.random_resized_crop(images, size=size)
+        return fn.flip(images, horizontal=fn.random.coin_flip())
 
     @pipeline_def
     def train(root):
@@ -13,15 +13,22 @@ Real pipelines share their processing between graphs::
 
 Once ``train`` is a generator, ``augment`` gets Batches: its ``fn`` calls must become ``ndd``
 calls too. That is done where every use of the helper is in a graph being migrated (or in
-another such helper), and the helper holds only operators that give the same values called
-from anywhere: no random operators (their RNG is the graph's), readers or sources, and no
-subscripts (per sample inside a graph, not in a helper). Otherwise the graphs that call it stay
-in pipeline mode, with a TODO: a migrated graph must never hand Batches to ``fn``.
+another such helper), and the helper holds only operators that can run outside a graph: no
+readers or sources, and no subscripts (per sample inside a graph, not in a helper). Otherwise
+the graphs that call it stay in pipeline mode, with a TODO: a migrated graph must never hand
+Batches to ``fn``.
+
+A helper whose operators are random (or that calls such a helper) draws from the RNG of the
+graph that calls it, as in pipeline mode, where its operators are the graph's: it gets
+keyword-only ``batch_size`` and ``rng`` parameters, and every call of it is given the
+caller's (``augment(images, 224, batch_size=batch_size, rng=rng)``). So every use of it must be
+a call; a random operator with a ``seed=`` of its own stays in the graph (each call of the
+helper makes a new operator with that seed in pipeline mode).
 
 The same holds for a function the graph itself defines (``def augment(images):`` at the top of
 ``train``'s body, or a helper method of a legacy ``Pipeline`` subclass), where no other function
-of the module has its name; it sees the graph's RNG, so its random operators are allowed and
-draw from it as the graph's own do (the plan counts them among the graph's calls).
+of the module has its name; it sees the graph's RNG and batch size, so its random operators draw
+from them as the graph's own do (the plan counts them among the graph's calls).
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
 from ..rules.dm004_mixed_device import mixed_device_strings
+from .names import unique_name, variable_names
+from .ops import append_keyword
 from .places import node_ids
 
 
@@ -43,6 +52,13 @@ class Helper:
     calls: list[DaliCall]
     subscripts: int = 0
     nested: bool = False  # defined by its graph, whose RNG and batch size it sees
+    # a top-level helper whose random operators (or helpers') need the caller's batch size / RNG
+    takes_batch_size: bool = False
+    takes_rng: bool = False
+
+    @property
+    def random_calls(self) -> list[DaliCall]:
+        return [c for c in self.calls if c.op is not None and c.op.random]
 
 
 def nested_functions(graph_function: cst.FunctionDef) -> list[cst.FunctionDef]:
@@ -57,9 +73,15 @@ class _References(Visitor):
         self.names = names
         self.where: list[str] = []
         self.found: dict[str, list[str]] = {}
+        self.callees: set[int] = set()  # names that are called (or defined)
+        self.not_called: set[str] = set()  # names also used other than as ``name(...)``
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.callees.add(id(node.func))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.where.append(node.name.value if not self.where else self.where[-1])
+        self.callees.add(id(node.name))  # its definition, not a use
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.where.pop()
@@ -67,6 +89,8 @@ class _References(Visitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names:
             self.found.setdefault(node.value, []).append(self.where[-1] if self.where else "")
+            if id(node) not in self.callees:
+                self.not_called.add(node.value)
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -146,14 +170,52 @@ def helpers_of(function: cst.FunctionDef, helpers: dict[str, Helper]) -> set[str
     return found
 
 
-def why_not(helper: Helper) -> str | None:
-    """Why the helper's operators cannot simply become ndd calls, or None."""
+def random_helper_calls(function: cst.FunctionDef, helpers: dict[str, Helper]) -> list[DaliCall]:
+    """The random operators of the top-level helpers ``function`` uses: its RNG feeds them."""
+    return [call for name in sorted(helpers_of(function, helpers)) if not helpers[name].nested
+            for call in helpers[name].random_calls]
+
+
+def _mark_random_parameters(helpers: dict[str, Helper]) -> None:
+    """A top-level helper takes ``batch_size`` where one of its random operators has no input
+    (and so no batch to size itself by), ``rng`` where it has a random operator; and both
+    where a helper it calls takes them, to pass them on."""
+    for helper in helpers.values():
+        if not helper.nested:
+            helper.takes_rng = bool(helper.random_calls)
+            helper.takes_batch_size = any(not _has_inputs(call.node) for call in helper.random_calls)
+    top_level = {name for name, helper in helpers.items() if not helper.nested}
+    callees = {name: _called(helpers[name].function, top_level - {name}) for name in top_level}
+    changed = True
+    while changed:
+        changed = False
+        for name, called in callees.items():
+            helper = helpers[name]
+            takes = (helper.takes_batch_size or any(helpers[c].takes_batch_size for c in called),
+                     helper.takes_rng or any(helpers[c].takes_rng for c in called))
+            changed |= takes != (helper.takes_batch_size, helper.takes_rng)
+            helper.takes_batch_size, helper.takes_rng = takes
+
+
+def _has_inputs(call: cst.Call) -> bool:
+    return any(arg.keyword is None and arg.star == "" for arg in call.args)
+
+
+def why_not(helper: Helper, not_called: set[str] = frozenset()) -> str | None:
+    """Why the helper's operators cannot simply become ndd calls, or None. ``not_called``:
+    the helpers used other than by a call somewhere in the module."""
     for call in helper.calls:
         op = call.op
         if op is None:
             return f"`{call.qualname}` is not in the op table"
-        if (op.random and not helper.nested) or op.is_reader or op.fn in ("external_source", "python_function"):
+        if op.is_reader or op.fn in ("external_source", "python_function"):
             return f"it calls `fn.{op.fn}`, which must stay in the graph"
+        if op.random and not helper.nested and any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
+            return (f"its `fn.{op.fn}` has a `seed=` of its own, which each call of the helper repeats in "
+                    "pipeline mode; move it into the graph")
+    if (helper.takes_rng or helper.takes_batch_size) and helper.function.name.value in not_called:
+        return ("it draws from its caller's RNG, so it must only be called by name (it is also passed "
+                "around as a value)")
     if helper.subscripts:
         return "it subscripts its data (per sample in a graph); inline it into the graph"
     found = mixed_device_strings(helper.function, helper.calls)
@@ -176,9 +238,10 @@ def find_helpers(facts: ModuleFacts, module: cst.Module) -> HelperUses | None:
     helpers = graph_helpers(facts)
     if not helpers:
         return None
+    _mark_random_parameters(helpers)
     references = _References(set(helpers))
     walk(module, references)
-    return HelperUses(helpers, {name: why_not(helper) for name, helper in helpers.items()},
+    return HelperUses(helpers, {name: why_not(helper, references.not_called) for name, helper in helpers.items()},
                       {name: set(found) for name, found in references.found.items()})
 
 
@@ -207,3 +270,52 @@ def plan_helpers(plans: list, uses: HelperUses | None) -> dict[str, Helper]:
                     break
         if not blocked:
             return {name: uses.helpers[name] for name in usable}
+
+
+class RandomHelpers:
+    """The migrated top-level helpers that take their caller's batch size and RNG: their new
+    keyword-only parameters, and the calls that pass them."""
+
+    def __init__(self, helpers: dict[str, Helper]) -> None:
+        self.by_name = {name: helper for name, helper in helpers.items()
+                        if not helper.nested and (helper.takes_batch_size or helper.takes_rng)}
+        self.parameters: dict[int, tuple[str, str]] = {}  # id(function) -> (batch size, RNG) names
+
+    def give_parameters(self, helper: Helper, op_plan) -> None:
+        """Names the helper's new parameters; its random operators use them."""
+        if helper.function.name.value not in self.by_name:
+            return
+        taken = variable_names(helper.function)
+        batch_size, rng = unique_name("batch_size", taken), unique_name("rng", taken)
+        self.parameters[id(helper.function)] = batch_size, rng
+        for call in helper.random_calls:
+            op_plan.call_rngs[id(call.node)] = rng
+            op_plan.call_batch_sizes[id(call.node)] = batch_size
+
+    def is_call(self, call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Name) and call.func.value in self.by_name
+
+    def given_caller_rng(self, call: cst.Call, caller: tuple[str, str] | None) -> cst.Call:
+        """``augment(images)`` -> ``augment(images, batch_size=batch_size, rng=rng)`` with the
+        caller's names (``caller``: its batch size and RNG)."""
+        helper = self.by_name[call.func.value]
+        if caller is None:  # a caller that stays in pipeline mode: planning blocked its graphs
+            return call
+        batch_size, rng = self.parameters[id(helper.function)]
+        args = list(call.args)
+        if helper.takes_batch_size:
+            args = append_keyword(args, batch_size, cst.Name(caller[0]))
+        if helper.takes_rng:
+            args = append_keyword(args, rng, cst.Name(caller[1]))
+        return call.with_changes(args=args)
+
+    def with_parameters(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        names = self.parameters.get(id(original))
+        if names is None:
+            return updated
+        helper = self.by_name[original.name.value]
+        taken = [name for name, takes in zip(names, (helper.takes_batch_size, helper.takes_rng)) if takes]
+        params = updated.params
+        star = params.star_arg if isinstance(params.star_arg, (cst.Param, cst.ParamStar)) else cst.ParamStar()
+        return updated.with_changes(params=params.with_changes(
+            star_arg=star, kwonly_params=[*params.kwonly_params, *(cst.Param(cst.Name(n)) for n in taken)]))

@@ -90,6 +90,7 @@ class OpRewritePlan:
     default_rng: str | None
     calls: dict[int, DaliCall] = field(default_factory=dict)
     call_rngs: dict[int, str] = field(default_factory=dict)  # per-op seed= -> own RNG
+    call_batch_sizes: dict[int, str] = field(default_factory=dict)  # in a helper: its parameter
     subscripts: set[int] = field(default_factory=set)
     shape_methods: set[int] = field(default_factory=set)  # ``images.shape()`` on DataNodes
     constants: dict[int, str | None] = field(default_factory=dict)  # types.Constant -> NumPy dtype
@@ -149,7 +150,8 @@ class GraphOpRewriter(Transformer):
     def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
         has_inputs = any(arg.keyword is None and arg.star == "" for arg in original.args)
         if not has_inputs and "batch_size" not in {keyword(a) for a in args}:
-            args = append_keyword(args, "batch_size", cst.Name(self.plan.batch_size_name))
+            batch_size = self.plan.call_batch_sizes.get(id(original), self.plan.batch_size_name)
+            args = append_keyword(args, "batch_size", cst.Name(batch_size))
         rng = self.plan.call_rngs.get(id(original), self.plan.default_rng)
         if rng is not None and "rng" not in {keyword(a) for a in args}:
             args = append_keyword(args, "rng", cst.Name(rng))

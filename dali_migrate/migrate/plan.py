@@ -20,7 +20,7 @@ from ..rules.dm012_python_source import PYTHON_OPS
 from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
-from .helpers import nested_functions
+from .helpers import graph_helpers, nested_functions, random_helper_calls
 from .names import all_params, assigned_targets, scope_names
 from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
 from .places import node_ids
@@ -109,10 +109,14 @@ def decorator_args(graph: Graph) -> tuple[dict[str, cst.BaseExpression], list[cs
     return keywords, positional
 
 
-def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, list]) -> PipelinePlan:
+def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, list],
+                            helpers: dict | None = None) -> PipelinePlan:
+    """``helpers``: the module's graph helpers (helpers.graph_helpers), found here if not given."""
     keywords, positional = decorator_args(graph)
     plan = PipelinePlan(graph, graph.node, keywords)
-    plan.calls = [c for c in facts.calls if c.graph is graph] + _nested_random_calls(graph, facts)
+    helpers = graph_helpers(facts) if helpers is None else helpers
+    plan.calls = ([c for c in facts.calls if c.graph is graph] + _nested_random_calls(graph, facts)
+                  + random_helper_calls(graph.node, helpers))
     for arg in positional:
         plan.block("DM001", arg, "positional `@pipeline_def` arguments: pass them by keyword")
     _check_pipeline_args(plan, keywords, graph.decorator)

@@ -37,8 +37,11 @@ class FunctionalOp(Rule):
     DataNode's shape) becomes `ndd.batch(x.shape, dtype=ndd.int64, device=x.device)`: the same
     per-sample 1-D tensors, `dtype=` kept; `x` must be a name. Operators in plain functions that graphs call
     (`def augment(images): return fn.resize(...)`) are migrated with those graphs when every
-    use of the function is in a migrated graph and it holds no random operator, reader, source
-    or subscript; otherwise the graphs stay in pipeline mode, with a TODO saying why.
+    use of the function is in a migrated graph and it holds no reader, source or subscript;
+    otherwise the graphs stay in pipeline mode, with a TODO saying why. Random operators in
+    such a function draw from the calling graph's RNG: it gets keyword-only `batch_size` and
+    `rng` parameters that every call passes (so it must only be called by name, and a random
+    operator with its own `seed=` keeps it).
     `nvidia.dali.math` functions become the `ndd.math` functions of the same name (bit for bit).
     """
 

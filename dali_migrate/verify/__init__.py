@@ -112,6 +112,7 @@ def _decorator_args(module: cst.Module, graph) -> dict[str, str]:
 def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, list[str]]]:
     """Per pipeline in ``source``: how to get it (the arguments of its first call site), and
     its random ops. ``with pipe:`` graphs are read through their decorator form."""
+    from ..migrate.helpers import graph_helpers, random_helper_calls
     from ..migrate.normalize import normalize_with_graphs
 
     module = cst.parse_module(source)
@@ -122,6 +123,7 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
     graphs = {g.name: g for g in facts.graphs if g.kind == "decorator"}
     synthesized = {g.function.name.value: g for g in (normalized.graphs if normalized else [])}
     sites, random_ops = {}, {}
+    helpers = graph_helpers(facts)
 
     def add(name: str, kind: str, graph_name: str | None, call: cst.Call | None, harness_args: bool) -> None:
         graph = graphs.get(graph_name)
@@ -136,7 +138,9 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
             pipeline_kwargs = {k: v for k, v in kwargs.items() if k in _HARNESS_CONTROLLED}
         merged = {**_decorator_args(module, graph), **pipeline_kwargs}
         sites[name] = CallSite(args, kwargs, merged.get("batch_size"), merged.get("seed"), kind)
-        random_ops[name] = [c.op.fn for c in facts.calls if c.graph is graph and c.op is not None and c.op.random]
+        helper_calls = random_helper_calls(graph.node, helpers)  # they draw from the graph's RNG
+        random_ops[name] = [c.op.fn for c in [*facts.calls, *helper_calls]
+                            if (c.graph is graph or c in helper_calls) and c.op is not None and c.op.random]
 
     def first_call(name: str) -> cst.Call | None:
         return next((c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name), None)

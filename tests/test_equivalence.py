@@ -56,6 +56,7 @@ RUNNABLE = {
     "lightning_datamodule": {"root": str(FIXTURES / "data" / "images"), "size": 16},
     "multicrop_views": {},
     "swav_crops": {},
+    "speech_features": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}

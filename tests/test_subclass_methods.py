@@ -265,3 +265,41 @@ def test_a_base_class_that_cannot_be_merged_keeps_both_and_says_why(derived, rea
     outcomes = dict(result.pipelines)
     assert any(reason in r for r in outcomes.get("Derived", [])), result.pipelines
     assert "class Base(Pipeline):" in (result.new_source or source.encode()).decode()
+
+
+SCALED = '''\
+import nvidia.dali.fn as fn
+from nvidia.dali.pipeline import Pipeline
+
+
+class Spectrogram(Pipeline):
+    def __init__(self, batch_size, num_threads, device_id, root, window=0.02, rate=16000):
+        super().__init__(batch_size, num_threads, device_id)
+        self.root = root
+        self.window = int(window * rate)
+{more}
+    def define_graph(self):
+        encoded, _ = fn.readers.file(file_root=self.root)
+        audio, _ = fn.decoders.audio(encoded, sample_rate=16000)
+        return fn.spectrogram(audio, nfft=512, window_length=self.window)
+'''
+
+
+def test_an_attribute_computed_from_its_own_parameter_rebinds_it():
+    """Jasper-style ``self.window = int(window * rate)``: the generator rebinds ``window``."""
+    source = SCALED.format(more="        self.step = self.window // 2\n")
+    result = migrate_source(source.encode(), "speech.py", Config())
+    ((name, reasons),) = result.pipelines
+    assert reasons == []
+    migrated = result.new_source.decode()
+    assert "    window = int(window * rate)\n    step = window // 2\n" in migrated
+    assert "window_length=window" in migrated
+
+
+def test_reading_the_parameter_after_its_attribute_was_set_keeps_the_class():
+    source = SCALED.format(more="        self.step = window / 2\n")
+    result = migrate_source(source.encode(), "speech.py", Config())
+    ((name, reasons),) = result.pipelines
+    assert any("sets `self.window` from its parameter `window`, then reads the parameter again" in r
+               for r in reasons), reasons
+    assert result.new_source is None or b"class Spectrogram(Pipeline)" in result.new_source

@@ -446,8 +446,7 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     _check_graph_writes(graph, set(operators) | set(values))
     decorator_args, passed, computed = _pipeline_arguments(super_call, params)
     _check_values_hold(operators, {k: v for k, v in values.items() if k not in made}, prelude)
-    if made & set(params):
-        raise NotConvertible(f"`self.{sorted(made & set(params))[0]}` has the name of a parameter of `__init__`")
+    _check_rebound_parameters(prelude, operators, made & set(params))
     rewriter = _GraphRewriter(operators, values, set(params))
     rewriter.helpers = set(helpers)
     rewriter.graph_locals = _self_assigned(graph) - set(operators) - set(values)
@@ -483,6 +482,18 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     )
     defaults = {name: p.default for name, p in params.items() if p.default is not None}
     return Subclass(node.name.value, node, graph, function, list(params), computed, defaults)
+
+
+def _check_rebound_parameters(prelude: list[cst.BaseStatement], operators: dict, rebound: set[str]) -> None:
+    """``self.window_size = int(window_size * sample_rate)`` becomes ``window_size = int(window_size
+    * sample_rate)`` in the generator: the parameter is rebound, so ``__init__`` must not read the
+    parameter itself after that line (its reads of ``self.window_size`` are the new value)."""
+    for name in sorted(rebound):
+        first = next(i for i, statement in enumerate(prelude) if name in scope_names([statement]).bound)
+        later = [*prelude[first + 1:], *(call for _, call, position in operators.values() if position > first)]
+        if name in scope_names(later).loaded:
+            raise NotConvertible(f"`__init__` sets `self.{name}` from its parameter `{name}`, then reads the "
+                                 f"parameter again; give `self.{name}` another name")
 
 
 def _values_read_in_init(prelude: list[cst.BaseStatement], values: dict, made: set[str]) -> list[cst.BaseStatement]:

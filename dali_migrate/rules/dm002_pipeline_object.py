@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from ..analysis import PIPELINE_CLASS, ModuleFacts
 from .base import Finding, Rule
 
@@ -63,6 +65,7 @@ class PipelineObject(Rule):
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for call in facts.calls:
             if call.qualname == PIPELINE_CLASS:
-                yield self.finding(call.node, "construction")
+                made = cst.Module([]).code_for_node(call.node.func)
+                yield self.finding(call.node, f"`{made}(...)` and its graph become a generator function")
         for site in facts.pipeline_subclass_defs:
             yield self.finding(site.node, f"subclass `{site.name}`")

@@ -153,3 +153,21 @@ def test_the_hand_written_version_prints_what_the_notebook_printed(stem):
             for command in (["-c", original], [str(HANDWRITTEN / f"{stem}.py")])]
     assert all(run.returncode == 0 for run in runs), [run.stderr[-2000:] for run in runs]
     assert runs[0].stdout.strip() and runs[1].stdout == runs[0].stdout
+
+
+@pytest.mark.parametrize("call, expected", [
+    # one argument per line: the new one gets a line of its own
+    ("f(a=1,\n  b=2)", "f(a=1,\n  b=2,\n  seed=seed)"),
+    # several per line: it follows the last one
+    ("f(a=1, b=2,\n  c=3)", "f(a=1, b=2,\n  c=3, seed=seed)"),
+    # a trailing comma whose neighbour carries a comment: the comment is not repeated
+    ("f(\n    a=1,  # why\n    b=2,\n)", "f(\n    a=1,  # why\n    b=2,\n    seed=seed,\n)"),
+])
+def test_an_added_keyword_follows_the_layout_of_the_arguments(call, expected):
+    import libcst as cst
+
+    from dali_migrate.migrate.ops import append_keyword
+
+    node = cst.parse_expression(call)
+    added = node.with_changes(args=append_keyword(list(node.args), "seed", cst.Name("seed")))
+    assert cst.Module([]).code_for_node(added) == expected

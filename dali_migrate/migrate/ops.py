@@ -68,17 +68,28 @@ def append_keyword(args: list[cst.Arg], name: str, value: cst.BaseExpression) ->
     if not args:
         return [new_arg]
     last = args[-1]
+    # the last argument now takes the separator the others use: one argument per line stays so
+    separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if len(args) > 1 and all(isinstance(arg.comma, cst.Comma) for arg in args[:-1]) and (
+            len(args) == 2 or all(isinstance(arg.comma.whitespace_after, cst.ParenthesizedWhitespace)
+                                  for arg in args[:-1])):
+        separator = _separator(args[-2].comma)
     if isinstance(last.comma, cst.Comma):
         # a trailing comma: the last one's comma holds the layout before ")", which the new
-        # argument takes over; the last one takes the separator the others use
-        separator = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else \
-            cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        # argument takes over
         return [*args[:-1], last.with_changes(comma=separator), new_arg.with_changes(comma=last.comma)]
     # what stood between the last argument and ")" (a line break where ")" has a line of its own)
     # now follows the new one
-    return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
-                                          whitespace_after_arg=cst.SimpleWhitespace("")),
+    return [*args[:-1], last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace("")),
             new_arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)]
+
+
+def _separator(comma: cst.Comma) -> cst.Comma:
+    """``comma``'s layout without its comment (``a,  # why``): a copy must not repeat it."""
+    after = comma.whitespace_after
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        after = after.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+    return comma.with_changes(whitespace_after=after)
 
 
 @dataclass

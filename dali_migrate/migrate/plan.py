@@ -586,6 +586,8 @@ def _block_graph_consumers(plan: PipelinePlan, facts: ModuleFacts, stray_ids: se
         plugin, pipeline = plugin_name(site.name), iterated_pipeline(site.node)
         if plugin not in GRAPH_CONSUMERS or pipeline is None:
             continue
+        if isinstance(pipeline, cst.Call) and dotted_name(pipeline.func) == plan.graph.name:
+            pipeline = pipeline.func  # ``DALIDataset(pipeline=mnist_pipeline(path), ...)``
         if id(pipeline) in stray_ids or dotted_name(pipeline) == plan.graph.name or facts.key_of(pipeline) in plan.pipe_vars:
             consumed.add(id(pipeline))
             short = site.name.rsplit(".", 1)[-1]

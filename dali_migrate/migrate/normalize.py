@@ -184,6 +184,7 @@ class _Normalizer(Transformer):
         self.by_name = {sub.name: sub for sub in subclasses.values()}
         self.graphs: list[NormalizedGraph] = []
         self.added: list[cst.SimpleStatementLine] = []
+        self.spaced: list[tuple[cst.Decorator, int]] = []  # graphs given blank lines above, how many
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
         subclass = self.subclasses.get(id(original_node))
@@ -288,11 +289,19 @@ class _Normalizer(Transformer):
         _, named_call = _pipeline_assignment(assignment_line, self.imports)
         outputs = _set_outputs_args(statement.body.body[-1], pipe)
         name = unique_name(f"{pipe.split('.')[-1]}_outputs", self.taken)
+        # black's blank lines after a ``def``: two at the top of a module, one inside a block
+        blank = [cst.EmptyLine(indent=False)] * (2 if module_level else 1)
+        lines = list(assignment_line.leading_lines)
+        spaced = (index > 0 or with_index > index + 1) and not (lines and lines[0].comment is None)
+        if spaced:
+            lines = [*blank, *lines]  # and before it, where a statement comes first
         decorator = cst.Decorator(
             decorator=named_call.with_changes(func=cst.Name(SYNTHETIC_DECORATOR)),
-            leading_lines=assignment_line.leading_lines,
+            leading_lines=lines,
             trailing_whitespace=assignment_line.trailing_whitespace,
         )
+        if spaced:
+            self.spaced.append((decorator, len(blank)))
         last = statement.body.body[-1]
         values = [cst.Element(arg.value) for arg in outputs]
         value = values[0].value if len(values) == 1 else cst.Tuple(values, lpar=[], rpar=[])
@@ -304,8 +313,6 @@ class _Normalizer(Transformer):
             decorators=[decorator],
             lines_after_decorators=statement.leading_lines,
         )
-        # black's blank lines after a ``def``: two at the top of a module, one inside a block
-        blank = [cst.EmptyLine(indent=False)] * (2 if module_level else 1)
         binding = cst.parse_statement(f"{pipe} = {name}()\n").with_changes(leading_lines=blank)
         self.graphs.append(NormalizedGraph(function, original_call, original[with_index], original[with_index],
                                            pipe, module_level))
@@ -444,6 +451,8 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
     # each binding adds itself and the blank line above it
     # each added ``pipe = name()`` line and the blank lines above it
     shifts = [(positions[node].start.line, -1 - len(node.leading_lines)) for node in normalizer.added]
+    # and the blank lines added above a graph's ``def``
+    shifts += [(positions[decorator].start.line - 1, -count) for decorator, count in normalizer.spaced]
     if any(g.collapsed for g in normalizer.graphs):
         original = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         for graph in (g for g in normalizer.graphs if g.collapsed):

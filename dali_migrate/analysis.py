@@ -217,6 +217,10 @@ def _is_method_call(node: cst.BaseExpression, method: str) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method
 
 
+def _is_slice(subscript: cst.Subscript) -> bool:
+    return any(isinstance(element.slice, cst.Slice) for element in subscript.slice)
+
+
 def _unpacks(target: cst.BaseExpression) -> bool:
     return isinstance(target, (cst.Tuple, cst.List))
 
@@ -489,6 +493,9 @@ class _FactCollector(Visitor):
             self._bind_outputs(target, iterable, unpacked=True)
         elif dotted_name(iterable) in self.facts.output_tuples:
             self._bind_tensorlists(_assigned_names(target), dotted_name(iterable))
+        elif (isinstance(iterable, cst.Subscript) and _is_slice(iterable)
+              and dotted_name(iterable.value) in self.facts.output_tuples):  # ``for out in outputs[:-1]``
+            self._bind_tensorlists(_assigned_names(target), dotted_name(iterable.value))
         elif (isinstance(target, cst.Name) and isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements
               and all(isinstance(e, cst.Element) and dotted_name(e.value) in self.facts.tensorlists
                       for e in iterable.elements)):
@@ -497,6 +504,13 @@ class _FactCollector(Visitor):
             self.facts.tensorlists.add(target.value)
             if len(origins) == 1 and None not in origins:
                 self.facts.output_origin[target.value] = origins.pop()
+
+    def _bind_output_tuples(self, names: list[str], output_tuple: str) -> None:
+        """Names that hold (part of) an output tuple: TensorLists of the same pipeline."""
+        self.facts.output_tuples.update(names)
+        self.facts.output_tuples_seen.update(names)
+        origin = self.facts.output_origin.get(output_tuple)
+        self.facts.output_origin.update((name, origin) for name in names)
 
     def _bind_tensorlists(self, names: list[str], output_tuple: str) -> None:
         """Names taken out of an output tuple are TensorLists of the same pipeline."""
@@ -524,7 +538,10 @@ class _FactCollector(Visitor):
             isinstance(value, cst.Subscript)
             and dotted_name(value.value) in self.facts.output_tuples
         ):
-            self._bind_tensorlists(names, dotted_name(value.value))
+            if _is_slice(value) and not _unpacks(target):  # ``rest = outputs[1:]``: outputs still
+                self._bind_output_tuples(names, dotted_name(value.value))
+            else:
+                self._bind_tensorlists(names, dotted_name(value.value))
         elif _is_method_call(value, "as_tensor") and self._is_tensorlist(value.func.value) and len(names) == 1:
             self.facts.dense_tensors.add(names[0])  # ``labels_tensor = labels.as_tensor()``
             origin = self.facts.output_origin.get(dotted_name(value.func.value) or "")
@@ -540,10 +557,7 @@ class _FactCollector(Visitor):
             if _unpacks(target):
                 self._bind_tensorlists(names, dotted_name(value))
             else:
-                self.facts.output_tuples.update(names)
-                self.facts.output_tuples_seen.update(names)
-                origin = self.facts.output_origin.get(dotted_name(value))
-                self.facts.output_origin.update((name, origin) for name in names)
+                self._bind_output_tuples(names, dotted_name(value))
         else:
             outputs = False
         if self.graph is not None and self.is_datanode_expr(value):

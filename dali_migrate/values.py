@@ -417,6 +417,9 @@ class ValueModel(ast.NodeVisitor):
         elif receiver.kind == OTHER and node.attr in BATCH_ONLY_ATTRIBUTES:
             self.report("DM018", f"`.{node.attr}` on a value that is not an ndd Batch here (a NumPy "
                                  "array, a tensor, a literal)", node, receiver)
+        elif receiver.kind in (OUTPUTS, "tuple") and node.attr in BATCH_ONLY_ATTRIBUTES:
+            self.report("DM018", f"`.{node.attr}` on a tuple of a pipeline's outputs, not on one ndd Batch: "
+                                 "pick the output first", node, receiver)
 
     def value_Tuple(self, node: ast.Tuple | ast.List) -> Value | None:
         items = tuple(self.value(e) for e in node.elts)

@@ -162,3 +162,27 @@ def test_a_framework_iterator_given_a_generator_is_reported():
     """`DALIGenericIterator` takes Pipeline objects: alone or in a list, a generator fails."""
     found = [(d.line, d.code) for d in check_source(GENERATOR_TO_PLUGIN.encode(), "x.py", Config()).diagnostics]
     assert (12, "DM021") in found and (13, "DM021") in found, found
+
+
+SLICED_OUTPUTS = '''\
+import nvidia.dali.experimental.dynamic as ndd
+
+
+def two(root, *, batch_size=2):
+    reader = ndd.readers.File(file_root=root)
+    while True:
+        for jpegs, labels in reader.next_epoch(batch_size=batch_size):
+            yield jpegs, labels
+
+
+outs = next(two("images"))
+rest = outs[1:]
+print(rest.tensors[0], rest.batch_size, rest[0].tensors[0])
+'''
+
+
+def test_batch_api_on_a_slice_of_the_outputs_is_reported():
+    """`outs[1:]` is a tuple of Batches: `.tensors` on it is an AttributeError."""
+    found = [(d.line, d.column, d.code) for d in check_source(SLICED_OUTPUTS.encode(), "x.py", Config()).diagnostics]
+    assert (13, 7, "DM018") in found and (13, 24, "DM018") in found, found
+    assert len([f for f in found if f[2] == "DM018"]) == 2, found  # `rest[0].tensors` is right

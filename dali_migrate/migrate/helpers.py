@@ -67,12 +67,12 @@ def nested_functions(graph_function: cst.FunctionDef) -> list[cst.FunctionDef]:
 
 
 class _References(Visitor):
-    """Each loaded name of ``names``, with the top-level function it stands in ("" outside)."""
+    """Each loaded name of ``names``, with the functions it stands in, outermost first."""
 
     def __init__(self, names: set[str]) -> None:
         self.names = names
-        self.where: list[str] = []
-        self.found: dict[str, list[str]] = {}
+        self.where: list[cst.FunctionDef] = []
+        self.found: dict[str, list[tuple[cst.FunctionDef, ...]]] = {}
         self.callees: set[int] = set()  # names that are called (or defined)
         self.not_called: set[str] = set()  # names also used other than as ``name(...)``
 
@@ -80,7 +80,7 @@ class _References(Visitor):
         self.callees.add(id(node.func))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.where.append(node.name.value if not self.where else self.where[-1])
+        self.where.append(node)
         self.callees.add(id(node.name))  # its definition, not a use
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -88,7 +88,7 @@ class _References(Visitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names:
-            self.found.setdefault(node.value, []).append(self.where[-1] if self.where else "")
+            self.found.setdefault(node.value, []).append(tuple(self.where))
             if id(node) not in self.callees:
                 self.not_called.add(node.value)
 
@@ -231,7 +231,7 @@ class HelperUses:
 
     helpers: dict[str, Helper]
     reasons: dict[str, str | None]
-    users: dict[str, set[str]]
+    users: dict[str, set[tuple[cst.FunctionDef, ...]]]  # the functions each use stands in, outermost first
 
 
 def find_helpers(facts: ModuleFacts, module: cst.Module) -> HelperUses | None:
@@ -253,17 +253,20 @@ def plan_helpers(plans: list, uses: HelperUses | None) -> dict[str, Helper]:
     for plan in plans:
         plan.helpers = helpers_of(plan.function, uses.helpers)
     while True:
-        migrated_graphs = {p.graph.name for p in plans if p.migratable}
         usable = {name for name in set().union(*(p.helpers for p in plans if p.migratable))
                   if uses.reasons[name] is None}
+        migrated = {id(p.function) for p in plans if p.migratable} | {id(uses.helpers[n].function) for n in usable}
         blocked = False
         for plan in [p for p in plans if p.migratable]:
             for name in sorted(plan.helpers):
                 reason = uses.reasons[name]
-                users = uses.users.get(name, set())
-                if reason is None and not users <= migrated_graphs | usable:
-                    outside = sorted(users - migrated_graphs - usable)[0] or "module-level code"
-                    reason = f"`{outside}` uses it too, and stays in pipeline mode"
+                # a use inside a migrated graph (also one a function defines) or helper is migrated
+                outside = sorted((where for where in uses.users.get(name, set())
+                                  if not {id(function) for function in where} & migrated),
+                                 key=lambda where: (len(where), [function.name.value for function in where]))
+                if reason is None and outside:
+                    user = outside[0][-1].name.value if outside[0] else "module-level code"
+                    reason = f"`{user}` uses it too, and stays in pipeline mode"
                 if reason is not None:
                     plan.block("DM015", plan.function, f"`{name}()` builds part of the graph with `fn`: {reason}")
                     blocked = True

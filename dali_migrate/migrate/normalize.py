@@ -121,9 +121,9 @@ def _set_outputs_args(statement: cst.BaseStatement, pipe: str) -> list[cst.Arg] 
     call = _statement_call(statement)
     if not (isinstance(call, cst.Call) and dotted_name(call.func) == f"{pipe}.set_outputs"):
         return None
-    if not call.args or any(arg.keyword is not None or arg.star for arg in call.args):
+    if not call.args or any(arg.keyword is not None or arg.star == "**" for arg in call.args):
         return None
-    return list(call.args)
+    return list(call.args)  # ``*views`` too: a tuple of outputs, as ``return (*views, labels)``
 
 
 def _loads_before_rebinding(statements, names: set[str]) -> bool:
@@ -185,6 +185,7 @@ class _Normalizer(Transformer):
         self.graphs: list[NormalizedGraph] = []
         self.added: list[cst.SimpleStatementLine] = []
         self.spaced: list[tuple[cst.Decorator, int]] = []  # graphs given blank lines above, how many
+        self.reasons: dict[int, list] = {}  # id(``with`` statement) -> why it stays as written
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
         subclass = self.subclasses.get(id(original_node))
@@ -248,28 +249,42 @@ class _Normalizer(Transformer):
         pipe, call = assignment
         with_index = next((i for i in range(index + 1, len(body)) if isinstance(body[i], cst.With)
                            and self._is_plain_with(body[i], pipe)), None)
-        if with_index is None or not self._fits(body, index, with_index, pipe, call):
+        if with_index is None or id(body[with_index]) in self.skip:
+            return None
+        why_not = self._why_not_fits(body, index, with_index, pipe, call)
+        if why_not is not None:  # said on the graph, in place of "not migrated automatically"
+            from .plan import Blocker
+
+            self.reasons[id(body[with_index])] = [Blocker("DM002", body[with_index], f"`with {pipe}:` {why_not}")]
             return None
         return with_index
 
-    def _fits(self, body: list[cst.BaseStatement], index: int, with_index: int, pipe: str, call: cst.Call) -> bool:
+    def _why_not_fits(self, body: list[cst.BaseStatement], index: int, with_index: int, pipe: str,
+                      call: cst.Call) -> str | None:
+        """Why the graph cannot become a function defined where the ``with`` stands, or None."""
         between = body[index + 1 : with_index]
         names = scope_names(between)
         if pipe.split(".")[0] in names.loaded | names.bound or pipe in _dotted_uses(between):
-            return False
-        if names.bound & scope_names([call]).loaded:
-            return False
-        statement = body[with_index]
-        if id(statement) in self.skip:
-            return False
-        graph_body = list(statement.body.body)
+            return f"`{pipe}` is used between `{pipe} = ...` and `with {pipe}:`"
+        rebound = names.bound & scope_names([call]).loaded
+        if rebound:
+            return (f"`{sorted(rebound)[0]}` is bound again between `{pipe} = ...` and `with {pipe}:`, "
+                    "and the constructor reads it")
+        graph_body = list(body[with_index].body.body)
         inner = scope_names(graph_body[:-1])
-        if _set_outputs_args(graph_body[-1], pipe) is None or inner.escapes or pipe in inner.bound:
-            return False
+        if _set_outputs_args(graph_body[-1], pipe) is None:
+            return f"must end with `{pipe}.set_outputs(...)` with positional outputs"
         if f"{pipe}.set_outputs" in _dotted_uses(graph_body[:-1]):
-            return False
+            return f"calls `{pipe}.set_outputs` before its last statement"
+        if inner.escapes:
+            return "has a `return`, `yield`, `global` or `nonlocal` statement"
+        if pipe in inner.bound:
+            return f"binds `{pipe}` again"
         # names the graph binds and the code after it loads would be hidden inside a function
-        return not _loads_before_rebinding(body[with_index + 1 :], inner.bound)
+        read_after = sorted(n for n in inner.bound if _loads_before_rebinding(body[with_index + 1 :], {n}))
+        if read_after:
+            return f"binds `{read_after[0]}`, which the code after it reads; the migrated graph is a function"
+        return None
 
     @staticmethod
     def _is_plain_with(statement: cst.With, pipe: str) -> bool:
@@ -303,8 +318,9 @@ class _Normalizer(Transformer):
         if spaced:
             self.spaced.append((decorator, len(blank)))
         last = statement.body.body[-1]
-        values = [cst.Element(arg.value) for arg in outputs]
-        value = values[0].value if len(values) == 1 else cst.Tuple(values, lpar=[], rpar=[])
+        values = [cst.StarredElement(arg.value) if arg.star else cst.Element(arg.value) for arg in outputs]
+        single = len(values) == 1 and isinstance(values[0], cst.Element)
+        value = values[0].value if single else cst.Tuple(values, lpar=[], rpar=[])
         returned = last.with_changes(body=[cst.Return(value=value)])
         function = cst.FunctionDef(
             name=cst.Name(name),
@@ -444,6 +460,7 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
     every_name = scope_names([module])
     normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip), converted, set(removed))
     new_module = module.visit(normalizer)
+    reasons.update(normalizer.reasons)
     if not normalizer.graphs:
         return NormalizedModule(module, reasons=reasons) if reasons else None
     # the synthesized nodes are kept by identity: the wrapper must not copy the module

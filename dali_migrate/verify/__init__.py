@@ -137,6 +137,9 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
         else:  # the call passes them: read, not replaced
             pipeline_kwargs = {k: v for k, v in kwargs.items() if k in _HARNESS_CONTROLLED}
         merged = {**_decorator_args(module, graph), **pipeline_kwargs}
+        if kind == "helper":  # ``Pipeline(batch_size=batch_size)`` of ``def make(root, batch_size)``
+            helper = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+            merged = {key: _given_for(module, helper, given, code) for key, code in merged.items()}
         sites[name] = CallSite(args, kwargs, merged.get("batch_size"), merged.get("seed"), kind)
         helper_calls = random_helper_calls(graph.node, helpers)  # they draw from the graph's RNG
         random_ops[name] = [c.op.fn for c in [*facts.calls, *helper_calls]
@@ -161,6 +164,21 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
             name = graph.function.name.value
             add(name, "subclass", name, first_call(name), harness_args=False)
     return sites, random_ops
+
+
+def _given_for(module: cst.Module, function: cst.FunctionDef | None, given: list[cst.Arg], code: str) -> str:
+    """``code``, or where it names a parameter of ``function``, what the call gives it."""
+    if function is None or not code.isidentifier():
+        return code
+    params = [*function.params.posonly_params, *function.params.params]
+    names = [p.name.value for p in params]
+    if code not in names:
+        return code
+    keyword = next((a.value for a in given if a.keyword is not None and a.keyword.value == code), None)
+    positional = [a.value for a in given if a.keyword is None and not a.star]
+    index = names.index(code)
+    value = keyword if keyword is not None else positional[index] if index < len(positional) else params[index].default
+    return code if value is None else _code(module, value)
 
 
 class _CallerLocals:

@@ -113,7 +113,8 @@ def test_migrate_names_each_pipeline_and_exits_1_on_todos(runner, tmp_path):
     assert "left.py: pipeline `TwoFlips` migrated" in result.output
     assert "left.py: pipeline `FedPipe` kept: `FedPipe` not migrated: `iter_setup`: " \
            "`self.feed_input(self.data, [])`: feed a name" in result.output
-    assert "left.py: pipeline `graph_pipe` kept: graph not migrated automatically" in result.output
+    assert "left.py: pipeline `graph_pipe` kept: `with graph_pipe:` binds `labels`, which the code after it " \
+           "reads" in result.output
     again = runner.invoke(main, ["migrate", "--exit-zero", str(tmp_path)])
     assert again.exit_code == 0, again.output
     assert "migrated 0 file(s)" in again.output

@@ -160,6 +160,8 @@ def test_the_hand_written_version_prints_what_the_notebook_printed(stem):
     ("f(a=1,\n  b=2)", "f(a=1,\n  b=2,\n  seed=seed)"),
     # several per line: it follows the last one
     ("f(a=1, b=2,\n  c=3)", "f(a=1, b=2,\n  c=3, seed=seed)"),
+    # a trailing comma after arguments one per line (the first two share a line): a line of its own
+    ("f(a, b,\n  c=1,\n)", "f(a, b,\n  c=1,\n  seed=seed,\n)"),
     # a trailing comma whose neighbour carries a comment: the comment is not repeated
     ("f(\n    a=1,  # why\n    b=2,\n)", "f(\n    a=1,  # why\n    b=2,\n    seed=seed,\n)"),
 ])

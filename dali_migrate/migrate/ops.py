@@ -68,16 +68,16 @@ def append_keyword(args: list[cst.Arg], name: str, value: cst.BaseExpression) ->
     if not args:
         return [new_arg]
     last = args[-1]
-    # the last argument now takes the separator the others use: one argument per line stays so
+    before = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else None
     separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    if len(args) > 1 and all(isinstance(arg.comma, cst.Comma) for arg in args[:-1]) and (
-            len(args) == 2 or all(isinstance(arg.comma.whitespace_after, cst.ParenthesizedWhitespace)
-                                  for arg in args[:-1])):
-        separator = _separator(args[-2].comma)
     if isinstance(last.comma, cst.Comma):
         # a trailing comma: the last one's comma holds the layout before ")", which the new
-        # argument takes over
+        # argument takes over; the last one takes the separator before it (one per line stays so)
+        separator = _separator(before) if before is not None else separator
         return [*args[:-1], last.with_changes(comma=separator), new_arg.with_changes(comma=last.comma)]
+    if before is not None and all(isinstance(arg.comma, cst.Comma) and isinstance(
+            arg.comma.whitespace_after, cst.ParenthesizedWhitespace) for arg in args[:-1]):
+        separator = _separator(before)  # one argument per line: the new one gets a line too
     # what stood between the last argument and ")" (a line break where ")" has a line of its own)
     # now follows the new one
     return [*args[:-1], last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace("")),

@@ -568,8 +568,16 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
             plan.block("DM007", site.node, f"`{site.detail}()` on a pipeline output")
     stray_nodes = [n for key in [name, *plan.pipe_vars] for n in strays.get(key, [])]
     consumed = _block_graph_consumers(plan, facts, {id(n) for n in stray_nodes})
+    in_containers = getattr(strays, "in_containers", set())
     for node in (n for n in stray_nodes if id(n) not in consumed):
-        plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value; migrate that use by hand")
+        if id(node) in in_containers:
+            from .todo import KEPT
+
+            plan.block("DM003", node, f"{KEPT}: `{dotted_name(node)}(...)` makes pipelines kept together in a "
+                                      "list or dict (one per device or shard?), which the migration does not "
+                                      "follow; move them by hand: a generator each, read together with `zip`")
+        else:
+            plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value; migrate that use by hand")
 
 
 GRAPH_CONSUMERS = {"tf": "TensorFlow", "mxnet": "MXNet", "paddle": "PaddlePaddle"}
@@ -702,11 +710,14 @@ class _StrayReferenceFinder(Visitor):
         self.names = names
         self.accounted = accounted
         self.facts = facts
-        self.found: dict[str, list[cst.CSTNode]] = {}
+        self.found: dict[str, list[cst.CSTNode]] = Strays()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if id(node) in self.accounted:
             return False
+        for element in _container_elements(node):  # ``[make(shard_id=i) for i in range(n)]``
+            if isinstance(element, cst.Call):
+                self.found.in_containers.add(id(element.func))
         if isinstance(node, (*IMPORT_TYPES, *IMPORT_FROM_TYPES, cst.Global, cst.Nonlocal)):
             return False  # ``global pipe`` declares the name; it uses no value
         if isinstance(node, cst.FunctionDef) and node.name.value in self.names:
@@ -721,6 +732,27 @@ class _StrayReferenceFinder(Visitor):
             self.found.setdefault(dotted_name(node), []).append(node)
             return False
         return True
+
+
+class Strays(dict):
+    """Stray references by key; ``in_containers``: ids of pipeline functions called to fill a
+    list, tuple or dict (one pipeline per device or shard)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_containers: set[int] = set()
+
+
+def _container_elements(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return [node.elt]
+    if isinstance(node, cst.DictComp):
+        return [node.value]
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [element.value for element in node.elements]
+    if isinstance(node, cst.Dict):
+        return [element.value for element in node.elements if isinstance(element, cst.DictElement)]
+    return []
 
 
 def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, list[cst.CSTNode]]:

@@ -75,9 +75,17 @@ class _References(Visitor):
         self.found: dict[str, list[tuple[cst.FunctionDef, ...]]] = {}
         self.callees: set[int] = set()  # names that are called (or defined)
         self.not_called: set[str] = set()  # names also used other than as ``name(...)``
+        self.not_names: set[int] = set()  # attribute and keyword names
 
     def visit_Call(self, node: cst.Call) -> None:
         self.callees.add(id(node.func))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.not_names.add(id(node.attr))  # ``fn.flip`` is not the helper ``flip``
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_names.add(id(node.keyword))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.where.append(node)
@@ -87,7 +95,7 @@ class _References(Visitor):
         self.where.pop()
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.names:
+        if node.value in self.names and id(node) not in self.not_names:
             self.found.setdefault(node.value, []).append(tuple(self.where))
             if id(node) not in self.callees:
                 self.not_called.add(node.value)

@@ -9,7 +9,7 @@ import libcst as cst
 from ..analysis import ModuleFacts
 from ..rules import Finding
 from .places import node_ids
-from .plan import PipelinePlan
+from .plan import NOT_FOLLOWED, PipelinePlan
 
 TODO_PREFIX = "# TODO(dali-migrate):"
 TODO_CONTINUATION = "#   "  # the lines of a TODO that migrate wrapped to the line length
@@ -33,7 +33,7 @@ KEPT = "kept in pipeline mode"
 def _not_migrated(plan: PipelinePlan) -> str:
     """Kept on purpose (the audit, a ``noqa``, a use that needs the graph: Triton
     serialization): a re-run would keep it again, whatever else is fixed."""
-    if any(KEPT in b.message for b in plan.blockers):
+    if any(KEPT in b.message or NOT_FOLLOWED in b.message for b in plan.blockers):
         return f"`{plan.graph.name}` was not migrated: see the reason below"
     return f"`{plan.graph.name}` was not migrated: fix the TODOs below, then re-run dali-migrate"
 

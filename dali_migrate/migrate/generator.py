@@ -203,7 +203,7 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     stays = {k for k, (position, s) in enumerate(rest)
              if id(s) in replacements or position in {src.statement_index - offset for src in plan.sources}}
     once = _runs_once([s for _, s in rest], stays, names.ndd,
-                      {n.value for t in targets for n in target_names(t)})
+                      {n.value for t in targets for n in target_names(t)}, plan.helpers)
     _check_sources_made_once(plan, [s for k, (_, s) in enumerate(rest) if k not in once], offset,
                              {rest[k][0] for k in once})
     # a source is made where the graph made it: after the statements that compute its arguments
@@ -355,13 +355,16 @@ def _trailing_comment(decorator: cst.Decorator) -> list[cst.EmptyLine]:
     return [cst.EmptyLine(indent=True, comment=comment)] if comment is not None else []
 
 
-def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bound: set[str]) -> set[int]:
+def _runs_once(body: list[cst.BaseStatement], fixed: set[int], ndd: str, loop_bound: set[str],
+               helpers: set[str] = frozenset()) -> set[int]:
     """Indices of ``body`` statements that ran once in pipeline mode (when the graph was defined)
     and must run once in the generator, before its loop: they call no operator and read no data,
     and moving them changes no value a statement left in the loop reads. ``fixed``: indices that
-    stay in the loop; ``loop_bound``: names the loop itself binds (the readers' outputs)."""
+    stay in the loop; ``loop_bound``: names the loop itself binds (the readers' outputs);
+    ``helpers``: module functions that run operators (a call to one is graph work)."""
     names = [_statement_names(s) for s in body]
-    once = {i for i, s in enumerate(body) if i not in fixed and _plain_python(s, ndd)}
+    builders = _graph_building_functions(body, ndd, set(helpers))
+    once = {i for i, s in enumerate(body) if i not in fixed and _plain_python(s, ndd, builders)}
     changed = True
     while changed:  # each pass only moves statements back into the loop
         changed = False
@@ -469,10 +472,30 @@ def _statement_names(statement: cst.BaseStatement):
     return names
 
 
-def _plain_python(statement: cst.BaseStatement, ndd: str) -> bool:
-    """No operator call, no ``yield``/``return``/``global``: Python that only builds the graph.
-    A ``def`` runs nothing of its body where it stands: only its decorators and defaults count."""
-    finder = _GraphWork(ndd)
+def _graph_building_functions(body: list[cst.BaseStatement], ndd: str, helpers: set[str]) -> set[str]:
+    """``helpers`` and the functions ``body`` defines that run operators, directly or through
+    each other: ``mt = random_transform(size)`` draws new values for every batch."""
+    defined = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+    builders = set(helpers)
+    while True:
+        found = {name for name, function in defined.items()
+                 if name not in builders and _runs_operators(function.body, ndd, builders)}
+        if not found:
+            return builders
+        builders |= found
+
+
+def _runs_operators(node: cst.CSTNode, ndd: str, builders: set[str]) -> bool:
+    finder = _GraphWork(ndd, builders)
+    walk(node, finder)
+    return finder.calls_operator
+
+
+def _plain_python(statement: cst.BaseStatement, ndd: str, builders: set[str] = frozenset()) -> bool:
+    """No operator call (nor a call of one of ``builders``), no ``yield``/``return``/``global``:
+    Python that only builds the graph. A ``def`` runs nothing of its body where it stands: only
+    its decorators and defaults count."""
+    finder = _GraphWork(ndd, builders)
     if isinstance(statement, cst.FunctionDef):
         for part in [*statement.decorators, statement.params]:
             walk(part, finder)
@@ -482,13 +505,16 @@ def _plain_python(statement: cst.BaseStatement, ndd: str) -> bool:
 
 
 class _GraphWork(Visitor):
-    def __init__(self, ndd: str) -> None:
+    def __init__(self, ndd: str, builders: set[str]) -> None:
         self.ndd = ndd
+        self.builders = builders
         self.found = False
+        self.calls_operator = False
 
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted_name(node.func) or ""
-        self.found |= name == self.ndd or name.startswith(f"{self.ndd}.")
+        self.calls_operator |= name == self.ndd or name.startswith(f"{self.ndd}.") or name in self.builders
+        self.found |= self.calls_operator
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.found |= node.attr.value in ("slice", "tensors", "select", "cpu", "gpu", "evaluate")

@@ -35,6 +35,8 @@ class Config:
     loader_import: str | None = None
     # set per file by the runner: imported functions migrated to take ndd Batches
     handled_helpers: frozenset[str] = frozenset()
+    # set per file by the engine: (called name, its file) of project functions that run operators
+    imported_graph_helpers: tuple[tuple[str, str], ...] = ()
 
     def enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(prefix) for prefix in self.select):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -260,7 +261,8 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
         left_reasons = _reasons_of_graphs_left(original, subject, normalized, reasons)
         migration = migrate_module(subject.module, subject.facts, subject.findings, left_reasons, keep=keep,
                                    imported=imported, loader_import=config.loader_import,
-                                   handled_helpers=config.handled_helpers, capture=config.capture)
+                                   handled_helpers=config.handled_helpers, capture=config.capture,
+                                   imported_graph_helpers=dict(config.imported_graph_helpers))
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
         if not blocked:
             converted = set().union(*(node_ids(g.original_statement) for g in normalized.graphs))
@@ -271,8 +273,8 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
                  for g in blocked}
     kept = _with_graphs_left(kept, original, reasons, set())
     return _Migrated(migrate_module(original.module, original.facts, original.findings, reasons, keep, imported,
-                                    config.loader_import, config.handled_helpers, config.capture), original, None,
-                     kept)
+                                    config.loader_import, config.handled_helpers, config.capture,
+                                    dict(config.imported_graph_helpers)), original, None, kept)
 
 
 def _with_graphs_left(kept: dict[str, list[str]], original: Analysed, reasons: dict[int, list],
@@ -514,6 +516,18 @@ def _legacy_ops_converted(original: Analysed, migrated: _Migrated, data: bytes, 
     return [_diagnostic(path, positions, f.code, f.message, f.node, "fixed") for f in legacy]
 
 
+def _imported_graph_helpers(data: bytes, path: str, config: Config) -> tuple[tuple[str, str], ...]:
+    from .imported_helpers import imported_graph_helpers
+
+    if path in ("-", "<stdin>") or not Path(path).exists():
+        return ()
+    try:
+        tree = python_ast(data)
+    except (SyntaxError, ValueError):  # a notebook's JSON: its cells import nothing from files here
+        return ()
+    return tuple(sorted(imported_graph_helpers(tree, Path(path), config.root).items()))
+
+
 def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] | None = None,
                    imported: dict | None = None) -> FileResult:
     """The migrated bytes (``new_source``, None when unchanged), with what was fixed and left.
@@ -529,6 +543,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         if not original.findings or suppressions.whole_file:
             return result
         keep = {**_kept_by_noqa(original, data, suppressions), **(keep or {})}
+        config = replace(config, imported_graph_helpers=_imported_graph_helpers(data, path, config))
         migrated, audit_blocked = _audited_migration(original, data, config, keep, dict(imported or {}))
         if config.one_shot and is_notebook(path):
             labels = _labels(migrated)

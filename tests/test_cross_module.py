@@ -388,3 +388,85 @@ def test_a_base_class_another_file_uses_stays(tmp_path, also_run):
     assert "def LabelsPipe(data_dir, *, batch_size" in migrated
     assert "class GenericPipe(Pipeline):" in migrated
     assert _run(tmp_path) == before
+
+
+AUGMENT = '''import nvidia.dali.fn as fn
+
+
+def size_of(crop):
+    return crop * 2
+
+
+def flipped(images):
+    return fn.flip(images, horizontal=1)
+
+
+def random_matrix(size):
+    return fn.transforms.rotation(angle=fn.random.uniform(range=(-15.0, 15.0)), center=[size / 2, size / 2])
+
+
+def twice_flipped(images):
+    return flipped(flipped(images))
+'''
+GRAPHS = f'''import numpy as np
+from nvidia.dali import fn, pipeline_def
+
+from pkg.augment import size_of, twice_flipped
+from pkg import augment
+
+ROOT = {IMAGES!r}
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None, seed=5)
+def warped(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    images = fn.resize(fn.decoders.image(jpegs), size=[size_of(8)] * 2)
+    return fn.warp_affine(images, matrix=augment.random_matrix(16)), labels
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def flips(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return twice_flipped(fn.decoders.image(jpegs)), labels
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def plain(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return fn.resize(fn.decoders.image(jpegs), size=[size_of(4)] * 2), labels
+
+
+for name in ("warped", "flips"):
+    pipe = warped(ROOT) if name == "warped" else flips(ROOT)
+    pipe.build()
+    images, labels = pipe.run()
+    print(name, np.array(images.at(0)).shape, labels.as_array().ravel().tolist())
+small = plain(ROOT)
+small.build()
+images, labels = small.run()
+print(np.array(images.at(1)).shape, labels.as_array().ravel().tolist())
+'''
+
+
+@pytest.mark.parametrize("also_run", [False, True], ids=["importer-alone", "with-the-helpers"])
+def test_a_graph_calling_operator_helpers_of_another_file_is_kept(tmp_path, also_run):
+    """Migrated alone, such a graph would hand `fn.*` helpers ndd Batches: it stays, with the
+    helper and its file named. A helper of plain Python (`size_of`) keeps nothing."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "augment.py").write_text(AUGMENT)
+    (tmp_path / "train.py").write_text(GRAPHS)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    before = _run(tmp_path)
+    paths = [tmp_path / "train.py", *([tmp_path / "pkg"] if also_run else [])]
+    results = run_migrate(paths, Config(), write=True)
+    assert all(r.error is None for r in results)
+    train = next(r for r in results if r.path.endswith("train.py"))
+    assert sorted(name for name, reasons in train.pipelines if reasons) == ["flips", "warped"]
+    assert sorted(name for name, reasons in train.pipelines if not reasons) == ["plain"]
+    migrated = unwrapped_todos((tmp_path / "train.py").read_text())
+    assert "DM015 `augment.random_matrix()` comes from `pkg/augment.py` and builds part of the graph" in migrated
+    assert "DM015 `twice_flipped()` comes from `pkg/augment.py`" in migrated  # through `flipped`
+    assert "size_of()` comes from" not in migrated
+    assert "def plain(root, *, batch_size=2, num_threads=1):" in migrated
+    assert _run(tmp_path) == before

@@ -26,7 +26,7 @@ from .places import Places, node_ids
 from .parameter_sources import resolve_parameter_sources
 from .plan import (
     PipelinePlan,
-    block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
+    block_imported_graph_helpers, block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
     find_stray_references,
     plan_decorated_pipeline,
     plan_imported_pipeline,
@@ -400,7 +400,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                    graph_reasons: dict[int, list] | None = None, keep: dict[str, str] | None = None,
                    imported: dict[str, PipelinePlan] | None = None,
                    loader_import: str | None = None, handled_helpers: frozenset[str] = frozenset(),
-                   capture: bool = False) -> MigrationResult:
+                   capture: bool = False, imported_graph_helpers: dict[str, str] | None = None) -> MigrationResult:
     """``graph_reasons``: per ``with`` statement, the Blockers found when its graph was tried
     in decorator form; they become its TODOs. ``keep``: top-level names that other modules use
     as pipelines, with the reason, to leave in pipeline mode. ``imported``: local name -> the
@@ -409,12 +409,14 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     the class is written into this module). ``handled_helpers``: functions this module imports
     that are migrated to take ndd Batches (the outputs it passes them need no TODO).
     ``capture``: generators with one reader and no checkpoint read their epochs with
-    ``next_epoch(capture=True)``."""
+    ``next_epoch(capture=True)``. ``imported_graph_helpers``: names this module calls that are
+    functions of other project files running operators -> the file (imported_helpers.py)."""
     strays = find_stray_references(module, facts)
     uses = find_helpers(facts, module)
     plans = [plan_decorated_pipeline(g, facts, strays, uses.helpers if uses else {})
              for g in facts.graphs if g.kind == "decorator"]
     plans += [plan_imported_pipeline(plan, local, facts, strays) for local, plan in (imported or {}).items()]
+    block_imported_graph_helpers(plans, imported_graph_helpers or {})
     resolve_parameter_sources(module, facts, plans)
     _keep_in_pipeline_mode(plans, facts, keep or {})
     block_shared_variables(plans, facts)

@@ -634,6 +634,35 @@ def _method_reason(site) -> str:
     return f"`{site.name}.{site.detail}()` needs a manual migration"
 
 
+def block_imported_graph_helpers(plans: list[PipelinePlan], helpers: dict[str, str]) -> None:
+    """A graph calling a function of another project file that runs operators stays: migrated,
+    it would hand that function ndd Batches, and its random operators would get no RNG."""
+    if not helpers:
+        return
+    for plan in (p for p in plans if not p.imported):
+        called = _called_names(plan.function)
+        for name in sorted(called & set(helpers)):
+            plan.block("DM015", plan.function,
+                       f"`{name}()` comes from `{helpers[name]}` and builds part of the graph with `fn`, "
+                       f"{NOT_FOLLOWED} across files (migrated alone, the graph would call it with ndd "
+                       "Batches): migrate it to `ndd` by hand (random operators take `batch_size=` and "
+                       "`rng=`), then re-run")
+
+
+def _called_names(node: cst.CSTNode) -> set[str]:
+    calls = _CalledNames()
+    walk(node, calls)
+    return calls.names
+
+
+class _CalledNames(Visitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.names.add(dotted_name(node.func))
+
+
 def block_mixed_output_helpers(plans: list[PipelinePlan], facts: ModuleFacts) -> None:
     """A function that takes outputs of several pipelines (``show_images``) is rewritten for
     ndd Batches or not at all: when one of those pipelines stays, they all stay."""

@@ -137,10 +137,18 @@ def _methods(source: cst.BaseExpression, facts: ModuleFacts) -> dict[str, cst.Fu
     return {}
 
 
+def _calls_generator_function(source: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    if not (isinstance(source, cst.Call) and isinstance(source.func, cst.Name)):
+        return False
+    functions = facts.module_functions.get(source.func.value, [])
+    return len(functions) == 1 and _is_generator_function(functions[0])
+
+
 def source_kind(source: cst.BaseExpression, facts: ModuleFacts,
                 binding: cst.Assign | cst.FunctionDef | None = None) -> tuple[str, int]:
     """("function", positional params) | ("generator", 0) | ("instance", params of __call__)
-    | ("iterable", 0): an object pipeline mode iterates with ``iter()`` and ``next()``.
+    | ("iterable", 0): an object pipeline mode iterates with ``iter()`` and ``next()``
+    | ("generator object", 0): an iterable that cannot start again.
     ``binding``: the graph's one ``source = Class(...)``, where ``source`` is a name it binds."""
     if isinstance(binding, cst.FunctionDef):
         return ("generator", 0) if _is_generator_function(binding) else ("function", _positional_count(binding))
@@ -155,6 +163,8 @@ def source_kind(source: cst.BaseExpression, facts: ModuleFacts,
         values = facts.module_values.get(source.value, [])
         if len(values) == 1:
             source = values[0]  # ``eii = ExternalInputIterator(...)`` at the top of the module
+    if _calls_generator_function(source, facts):  # ``source=batches(3, 4)``
+        return "generator object", 0
     methods = _methods(source, facts)
     if "__call__" in methods:
         return "instance", _positional_count(methods["__call__"], skip_self=True)
@@ -320,17 +330,20 @@ def _described(kind: str, params: int) -> str:
     if kind in ("function", "instance"):
         what = "a function" if kind == "function" else "a callable object"
         return f"{what} taking {'no argument' if params == 0 else f'{params} argument(s)'}"
-    return {"generator": "a generator function", "iterable": "an iterable object"}[kind]
+    return {"generator": "a generator function", "iterable": "an iterable object",
+            "generator object": "a generator object"}[kind]
 
 
 def _plan_of_kind(call: DaliCall, statement_index: int, args: SourceArgs, kind: str, params: int,
                   **bound) -> SourcePlan:
     kept = list(args.kept)
-    if kind in ("generator", "iterable"):
+    if kind in ("generator", "iterable", "generator object"):
         if args.cycle not in (None, False, "no", True, "quiet"):
             raise NotMigratable(f"`cycle={args.cycle!r}` needs a manual migration")
+        if kind == "generator object" and args.cycle not in (None, False, "no"):
+            raise NotMigratable("`cycle=` on a generator object, which cannot start again once it is exhausted")
         return SourcePlan(call, statement_index, "iterator", args.source, "", args.num_outputs,
-                          args.cycle in (True, "quiet"), kept, iterable=kind == "iterable", **bound)
+                          args.cycle in (True, "quiet"), kept, iterable=kind != "generator", **bound)
     if args.cycle not in (None, False, "no"):
         raise NotMigratable("`cycle=` on a callable source")
     if params > 1:
@@ -370,7 +383,8 @@ def holder_name(plan: SourcePlan) -> str:
     if isinstance(plan.source, cst.Attribute):
         return plan.source.attr.value + ("_iterator" if plan.kind == "iterator" else "")
     class_name = plan.source.func.value
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
+    return f"{snake}_iterator" if snake == class_name else snake  # ``batches(3, 4)``: not ``batches``
 
 
 def needs_holder(plan: SourcePlan) -> bool:

@@ -36,6 +36,10 @@ TENSORLIST_METHODS = frozenset(
 )
 
 
+# readers whose output is a dict of DataNodes by feature name (``inputs["image/encoded"]``)
+TFRECORD_READERS = frozenset({"nvidia.dali.fn.readers.tfrecord", "nvidia.dali.fn.tfrecord_reader"})
+
+
 @dataclass
 class Graph:
     """A body of pipeline-mode graph code: a decorated function, ``define_graph`` or ``with pipe:``."""
@@ -45,6 +49,7 @@ class Graph:
     name: str
     decorator: cst.Decorator | None = None
     datanodes: set[str] = field(default_factory=set)
+    feature_dicts: set[str] = field(default_factory=set)  # names of a TFRecord reader's dict of outputs
 
 
 @dataclass
@@ -562,6 +567,8 @@ class _FactCollector(Visitor):
             outputs = False
         if self.graph is not None and self.is_datanode_expr(value):
             self.graph.datanodes.update(n for n in names if "." not in n)
+            if isinstance(target, cst.Name) and isinstance(value, cst.Call) and self.resolve(value.func) in TFRECORD_READERS:
+                self.graph.feature_dicts.add(target.value)
         return outputs
 
     def _bind_outputs(self, target: cst.BaseExpression, run_call: cst.Call, unpacked: bool) -> None:
@@ -689,6 +696,8 @@ class _FactCollector(Visitor):
             self.facts.sample_shapes.add(id(node.value))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self.graph is not None and isinstance(node.value, cst.Name) and node.value.value in self.graph.feature_dicts:
+            return  # ``inputs["image/encoded"]``: a feature by name, in both modes
         if self.graph is not None and self.is_datanode_expr(node.value):
             self.facts.datanode_subscripts.append(Site(node, dotted_name(node.value) or "DataNode"))
         elif self._is_tensorlist(node.value):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..analysis import TFRECORD_READERS, DaliCall
 from ..imports import dotted_name
 from ..scopes import function_locals
 from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
@@ -116,6 +117,12 @@ class _OneLevelDeeper(Transformer):
         return updated_node.with_changes(last_line=cst.SimpleWhitespace(INDENT_UNIT + updated_node.last_line.value))
 
 
+def yields_feature_dict(reader: DaliCall) -> bool:
+    """``fn.readers.tfrecord(features={...})`` gives a dict of DataNodes, and its ndd reader's
+    ``next_epoch`` a dict of Batches by feature name."""
+    return reader.qualname in TFRECORD_READERS
+
+
 def _loop_target(target: cst.BaseExpression) -> cst.BaseExpression:
     """``next_epoch`` yields a tuple of Batches, also for a reader with one output."""
     if isinstance(target, cst.Tuple):
@@ -129,8 +136,8 @@ def _zipped_loop(targets: list[cst.BaseExpression], reader_names: list[str],
                  body: list[cst.BaseStatement]) -> cst.BaseStatement:
     """Several readers: each wraps into its next epoch on its own, as in pipeline mode, so each
     is an endless stream of batches, and one batch of each makes an iteration."""
-    parenthesized = [_loop_target(t).with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-                     if not isinstance(t, cst.List) else t for t in targets]
+    parenthesized = [t.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                     if isinstance(t, cst.Tuple) else t for t in targets]
     streams = ", ".join(f"{name}_batches" for name in reader_names[: len(targets)])
     return cst.For(target=cst.Tuple([cst.Element(t) for t in parenthesized], lpar=[], rpar=[]),
                    iter=cst.parse_expression(f"zip({streams})"), body=cst.IndentedBlock(body=body))
@@ -142,7 +149,7 @@ def _loop(target: cst.BaseExpression | None, names: GeneratorNames, batch_size: 
     if target is not None:
         captured = ", capture=True" if capture else ""
         epoch = cst.parse_expression(f"{names.reader}.next_epoch(batch_size={batch_size}{captured})")
-        inner = [cst.For(target=_loop_target(target), iter=epoch, body=cst.IndentedBlock(body=body))]
+        inner = [cst.For(target=target, iter=epoch, body=cst.IndentedBlock(body=body))]
     return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=inner))
 
 
@@ -185,7 +192,8 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     for reader, index, name in zip(plan.readers, plan.reader_statement_indices, reader_names):
         line = body[index - offset]
         assign = line.body[0]
-        targets.append(assign.targets[0].target)
+        target = assign.targets[0].target
+        targets.append(target if yields_feature_dict(reader) else _loop_target(target))
         constructor = reader_constructor(reader, names.ndd, optable, assign.value)
         if reader_needs_pipeline_seed(reader.node) and "seed" in plan.params:
             # pipeline mode seeds a shuffling reader from the pipeline's seed: keep the order

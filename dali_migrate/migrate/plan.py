@@ -234,6 +234,11 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
         elif op.is_reader:
             readers.append(call)
     plan.readers = readers
+    for reader in readers:
+        for keyword in _per_batch_arguments(reader.node, plan.graph.datanodes, facts):
+            plan.block("DM005", reader.node,
+                       f"the reader's `{keyword}=` is computed by the graph for every batch, {NOT_FOLLOWED}: "
+                       "an ndd reader takes its arguments once, when it is made; migrate by hand")
     inside = node_ids(plan.function) if facts.datanode_shapes else set()
     for site in facts.datanode_shapes:
         if id(site.node) not in inside:
@@ -311,6 +316,30 @@ def _check_body(plan: PipelinePlan) -> None:
     for name in MAPPED_PIPELINE_ARGS:
         if name in taken:
             plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
+
+
+def _per_batch_arguments(reader: cst.Call, datanodes: set[str], facts: ModuleFacts) -> list[str]:
+    """The keywords of ``reader`` given a DataNode (``roi_start=start``, ``fn.random.uniform(...)``)."""
+    found = []
+    for arg in reader.args:
+        finder = _DataNodeUse(datanodes, facts)
+        walk(arg.value, finder)
+        if finder.found:
+            found.append(arg.keyword.value if arg.keyword else "*")
+    return found
+
+
+class _DataNodeUse(Visitor):
+    def __init__(self, datanodes: set[str], facts: ModuleFacts) -> None:
+        self.datanodes = datanodes
+        self.facts = facts
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found |= node.value in self.datanodes
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found |= (self.facts.imports.resolve(node.func) or "").startswith("nvidia.dali.fn.")
 
 
 class _NameLoads(Visitor):

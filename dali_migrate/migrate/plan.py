@@ -125,6 +125,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_pipeline_args(plan, keywords, graph.decorator)
     _check_serialized(plan, facts)
     _check_calls(plan, facts)
+    _check_called_parameters(plan, facts)
     _check_body(plan)
     _check_outside_state(plan)
     _check_source_setup(plan)
@@ -316,6 +317,30 @@ def _check_body(plan: PipelinePlan) -> None:
     for name in MAPPED_PIPELINE_ARGS:
         if name in taken:
             plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
+
+
+def _check_called_parameters(plan: PipelinePlan, facts: ModuleFacts) -> None:
+    """``return augmentation(images), labels`` with ``augmentation`` a parameter: what the callers
+    pass (``lambda images: fn.flip(images)``) builds graph nodes, and migrated it would be called
+    with Batches."""
+    params = {p.name.value for p in all_params(plan.function.params)}
+    calls = _CallsOfNames(params)
+    walk(plan.function.body, calls)
+    for call in calls.found:
+        if _per_batch_arguments(call, plan.graph.datanodes, facts):
+            plan.block("DM015", call, f"`{call.func.value}` is a parameter the graph calls with its data, "
+                                      f"{NOT_FOLLOWED}: in pipeline mode it builds part of the graph (with `fn`); "
+                                      "migrate by hand, passing functions that take Batches and call `ndd`")
+
+
+class _CallsOfNames(Visitor):
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in self.names:
+            self.found.append(node)
 
 
 def _per_batch_arguments(reader: cst.Call, datanodes: set[str], facts: ModuleFacts) -> list[str]:

@@ -56,14 +56,21 @@ def _is_literal(node: cst.BaseExpression | None, allowed: tuple[str, ...]) -> bo
     return node is None or cst.Module([]).code_for_node(node) in allowed
 
 
+def _atom_code(node: cst.BaseExpression) -> str:
+    """The code of ``node``, in parentheses unless it binds tighter than a call or ``for ... in``."""
+    text = cst.Module([]).code_for_node(node)
+    atoms = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.SimpleString, cst.Integer)
+    return text if isinstance(node, atoms) or node.lpar else f"({text})"
+
+
 def per_sample_call(updated: cst.Call, ndd: str, numpy: str) -> cst.BaseExpression:
     """The call's outputs: one Batch, or a list of Batches for ``num_outputs`` > 1."""
     keywords = keyword_values(updated)
     inputs = [a.value for a in updated.args if a.keyword is None]
     taken = all_names(updated)
     names = [unique_name("sample", taken) for _ in inputs]
-    code = cst.Module([]).code_for_node
-    function = code(keywords["function"])
+    code = _atom_code
+    function = code(keywords["function"])  # ``(lambda x: x + 1)(...)``, not ``lambda x: x + 1(...)``
     if _is_literal(keywords.get("batch_processing"), ("True",)) and "batch_processing" in keywords:
         lists = [f"[{numpy}.asarray({name}) for {name} in {code(i)}]" for name, i in zip(names, inputs)]
         results = f"{function}({', '.join(lists)})"

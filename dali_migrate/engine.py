@@ -249,14 +249,14 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
         if key not in normalized_forms:
             normalized = normalize_with_graphs(original.module, skip, frozenset(keep or {}),
                                                has_with=original.facts.with_statements > 0)
-            subject = None if normalized is None or not normalized.graphs else analyse(
+            subject = None if normalized is None or not (normalized.graphs or normalized.hoists) else analyse(
                 normalized.module, config, normalized.imports(), frozenset(imported or {}))
             normalized_forms[key] = (normalized, subject)
         normalized, subject = normalized_forms[key]
         if normalized is None:
             break
         reasons |= normalized.reasons
-        if not normalized.graphs:
+        if not normalized.graphs and not normalized.hoists:
             break
         left_reasons = _reasons_of_graphs_left(original, subject, normalized, reasons)
         migration = migrate_module(subject.module, subject.facts, subject.findings, left_reasons, keep=keep,
@@ -264,6 +264,11 @@ def _migrate(original: Analysed, config: Config, keep: dict[str, str], imported:
                                    handled_helpers=config.handled_helpers, capture=config.capture,
                                    imported_graph_helpers=dict(config.imported_graph_helpers))
         blocked = [g for g in normalized.graphs if g.function.name.value not in migration.migrated_pipelines]
+        # a pipeline bound to a name for its iterator and then kept: the statement stays as written
+        unbound = [h.statement for h in normalized.hoists if h.factory not in migration.migrated_pipelines]
+        skip |= {id(statement) for statement in unbound}
+        if unbound and not blocked:
+            continue
         if not blocked:
             converted = set().union(*(node_ids(g.original_statement) for g in normalized.graphs))
             return _Migrated(migration, subject, normalized, _with_graphs_left(kept, original, reasons, converted))

@@ -60,9 +60,10 @@ RUNNABLE = {
     "ssd_detection": {"shard_id": 0, "num_shards": 1},
     "affine_transforms": {},
     "tfrecord_features": {},
+    "inline_iterator": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
-NEEDS_TORCH = {"nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}
+NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}
 
 
 def _fixture(stem: str, kind: str):

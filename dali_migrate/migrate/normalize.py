@@ -29,10 +29,11 @@ import libcst as cst
 from ..visitors import Transformer, Visitor, walk
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ..analysis import PIPELINE_CLASS, PIPELINE_DEF
+from ..analysis import PIPELINE_CLASS, PIPELINE_DEF, pipeline_def_decorator
 from ..imports import ImportTable, dotted_name, import_table
 from ..optable import load_op_table
 from .base_classes import merged_with_base
+from .inline_pipelines import Hoist, hoist_inline_pipelines
 from .names import scope_names, unique_name
 from .ops import TIGHT_EQUAL
 from .subclass import (
@@ -72,9 +73,14 @@ class NormalizedModule:
     shifts: list[tuple[int, int]] = field(default_factory=list)
     reasons: dict[int, list] = field(default_factory=dict)  # id(graph node) -> Blockers
     removed_bases: list[str] = field(default_factory=list)  # base classes merged into all their subclasses
+    # pipelines made inside iterator calls, bound to a name first (inline_pipelines.py), and the
+    # shifts that map the lines of the module they were bound in back to the original's
+    hoists: list[Hoist] = field(default_factory=list)
+    hoist_shifts: list[tuple[int, int]] = field(default_factory=list)
 
     def original_line(self, line: int) -> int:
-        return line + sum(delta for after, delta in self.shifts if line > after)
+        line += sum(delta for after, delta in self.shifts if line > after)
+        return line + sum(delta for after, delta in self.hoist_shifts if line > after)
 
     def imports(self) -> ImportTable:
         table = import_table(self.module)
@@ -450,9 +456,11 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
     imports = import_table(module)
     if not imports.uses_dali:
         return None
+    module, hoists, hoist_shifts = _bound_inline_pipelines(module, imports, skip)
+    hoisted = {"hoists": hoists, "hoist_shifts": hoist_shifts}
     converted, reasons, bases, derived = _convert_subclasses(module, imports, set(skip))
     if not converted and not has_with:  # nothing to put in decorator form
-        return NormalizedModule(module, reasons=reasons) if reasons else None
+        return NormalizedModule(module, reasons=reasons, **hoisted) if reasons or hoists else None
     _without_unfit_calls(module, converted, reasons)
     removed = _merged_bases(module, bases, derived, converted, kept)
     for base in removed.values():  # its reasons (no graph of its own) went with it
@@ -462,7 +470,7 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
     new_module = module.visit(normalizer)
     reasons.update(normalizer.reasons)
     if not normalizer.graphs:
-        return NormalizedModule(module, reasons=reasons) if reasons else None
+        return NormalizedModule(module, reasons=reasons, **hoisted) if reasons or hoists else None
     # the synthesized nodes are kept by identity: the wrapper must not copy the module
     positions = MetadataWrapper(new_module, unsafe_skip_copy=True).resolve(PositionProvider)
     # each binding adds itself and the blank line above it
@@ -483,4 +491,15 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
             first = positions[following].start.line - len(following.leading_lines)
             shifts.append((first - 1, span.end.line - span.start.line + 1 + len(base.leading_lines)))
     return NormalizedModule(new_module, normalizer.graphs, sorted(shifts), reasons,
-                            [base.name.value for base in removed.values()])
+                            [base.name.value for base in removed.values()], **hoisted)
+
+
+def _bound_inline_pipelines(module: cst.Module, imports: ImportTable, skip: set[int]):
+    """``DALIGenericIterator([make_pipeline(...)], ...)`` with ``pipe = make_pipeline(...)`` first."""
+    factories = {s.name.value for s in module.body
+                 if isinstance(s, cst.FunctionDef) and pipeline_def_decorator(s, imports) is not None}
+    if not factories:
+        return module, [], []
+    every_name = scope_names([module])
+    return hoist_inline_pipelines(module, imports, factories, every_name.loaded | every_name.bound, set(skip))
+

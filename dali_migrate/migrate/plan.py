@@ -626,8 +626,14 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
     stray_nodes = [n for key in [name, *plan.pipe_vars] for n in strays.get(key, [])]
     consumed = _block_graph_consumers(plan, facts, {id(n) for n in stray_nodes})
     in_containers = getattr(strays, "in_containers", set())
+    in_iterators = getattr(strays, "in_iterators", {})
     for node in (n for n in stray_nodes if id(n) not in consumed):
-        if id(node) in in_containers:
+        if id(node) in in_iterators:
+            plan.block("DM003", node, f"`{dotted_name(node)}(...)` is made inside the arguments of "
+                                      f"`{in_iterators[id(node)]}`: it gets a line of its own (`pipe = "
+                                      f"{dotted_name(node)}(...)`) when the pipeline migrates and the iterator "
+                                      "call is the whole value of an assignment, `return` or expression")
+        elif id(node) in in_containers:
             plan.block("DM003", node, f"`{dotted_name(node)}(...)` makes pipelines stored in a list or dict, "
                                       f"{NOT_FOLLOWED}; move them by hand: store a generator for each "
                                       "instead (read several together with `zip`)")
@@ -825,6 +831,7 @@ class Strays(dict):
     def __init__(self) -> None:
         super().__init__()
         self.in_containers: set[int] = set()
+        self.in_iterators: dict[int, str] = {}  # id(name) -> the iterator it is made in
 
 
 def _container_elements(node: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -853,5 +860,9 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
                   if is_pipeline_target(argument := iterated_pipeline(s.node, by_keyword=False))}
     names = facts.pipeline_functions | facts.pipeline_var_names() | set(facts.pipeline_helpers)
     finder = _StrayReferenceFinder(names, accounted, facts)
+    for site in facts.iterator_uses:  # ``DALIGenericIterator([make(...)], ...)``
+        made = iterated_pipeline(site.node)
+        if isinstance(made, cst.Call) and isinstance(made.func, cst.Name):
+            finder.found.in_iterators[id(made.func)] = site.name.rsplit(".", 1)[-1]
     walk(module, finder)
     return finder.found

@@ -35,6 +35,13 @@ DATA_KINDS = frozenset({OUTPUTS, BATCH, TENSOR})
 GENERATOR_METHODS = frozenset({"send", "close", "throw", "__next__", "__iter__"})
 SAME_KIND_METHODS = frozenset({"cpu", "gpu", "to_device", "evaluate"})
 NOT_IN_NDD = ("nvidia.dali.experimental.dynamic.pytorch",)
+# built from a migrated pipeline's outputs in a way the model does not follow (``dict(zip(names,
+# outputs))``, a list of outputs tuples, what an unknown function returns for them): it may hold
+# ndd Batches, so TensorList API on it is a mistake
+MAYBE = "may hold ndd Batches"
+# builtins whose results hold none of their arguments' data
+NOT_DATA_BUILTINS = frozenset({"len", "str", "repr", "int", "float", "bool", "print", "isinstance", "type",
+                               "id", "hash", "range", "format", "callable", "hasattr", "getattr", "issubclass"})
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,8 @@ def _element(value: Value | None) -> Value | None:
         known = [item for item in value.items if item is not None]
         return known[0] if known else None
     return {GENERATOR: Value(OUTPUTS, value.origins), OUTPUTS: Value(BATCH, value.origins),
-            BATCH: Value(TENSOR, value.origins), EPOCH: Value(OUTPUTS, value.origins)}.get(value.kind)
+            BATCH: Value(TENSOR, value.origins), EPOCH: Value(OUTPUTS, value.origins),
+            MAYBE: value}.get(value.kind)
 
 
 class ValueModel(ast.NodeVisitor):
@@ -339,8 +347,10 @@ class ValueModel(ast.NodeVisitor):
                     self.attributes[spelled] = _merge(self.attributes.get(spelled), value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for index, element in enumerate(target.elts):
-                self.bind(element.value if isinstance(element, ast.Starred) else element,
-                          self._item(value, index) if not isinstance(element, ast.Starred) else None)
+                if isinstance(element, ast.Starred):  # ``first, *rest = outputs``
+                    self.bind(element.value, _rest(value, index, len(target.elts) - index - 1))
+                else:
+                    self.bind(element, self._item(value, index))
         elif isinstance(target, ast.Subscript):
             self.value(target.value)
 
@@ -349,7 +359,7 @@ class ValueModel(ast.NodeVisitor):
             return None
         if value.items is not None:
             return value.items[index] if index < len(value.items) else None
-        return _element(value) if value.kind == OUTPUTS else None
+        return _element(value) if value.kind in (OUTPUTS, MAYBE) else None
 
     def _iterated(self, node: ast.expr) -> Value | None:
         if isinstance(node, ast.Call) and _dotted(node.func) == "enumerate" and node.args:
@@ -386,7 +396,10 @@ class ValueModel(ast.NodeVisitor):
         parts = [self.value(getattr(node, part)) for part in ("elt", "key", "value") if hasattr(node, part)]
         self.env = outer
         element = parts[0] if isinstance(node, (ast.ListComp, ast.GeneratorExp)) else None
-        return Value(OUTPUTS, element.origins) if element is not None and element.kind == BATCH else None
+        if element is not None and element.kind == BATCH:
+            return Value(OUTPUTS, element.origins)
+        held = [part for part in parts if part is not None and _may_hold_data(part)]
+        return Value(MAYBE, frozenset().union(*(part.origins for part in held))) if held else None
 
     value_ListComp = value_SetComp = value_GeneratorExp = value_DictComp = _comprehension_value
 
@@ -406,7 +419,7 @@ class ValueModel(ast.NodeVisitor):
         return self.attributes.get(spelled) if spelled else None
 
     def _check_attribute(self, node: ast.Attribute, receiver: Value | None) -> None:
-        if receiver is None:
+        if receiver is None or receiver.kind == MAYBE:
             if self.strict and node.attr in ("tensors", "slice"):
                 self.report("DM018", f"`.{node.attr}` on a value the audit cannot show to be an ndd Batch "
                                      "(the migration took it for a pipeline output)", node)
@@ -479,6 +492,8 @@ class ValueModel(ast.NodeVisitor):
         owner = self.value(node.value)
         if owner is None:
             return None
+        if owner.kind == MAYBE:
+            return owner
         if owner.kind == BATCH:
             self.report("DM018", "`[...]` on an ndd Batch (a TypeError): `.tensors[i]` picks samples, "
                                  "`.slice[...]` indexes inside each sample", node, owner)
@@ -539,7 +554,7 @@ class ValueModel(ast.NodeVisitor):
             return arguments[0] if name == "iter" or arguments[0].kind != BATCH else None
         summary = self.functions.get(name)
         if summary is None or name in self.env:
-            return None
+            return _built_from(arguments, keywords) if name not in NOT_DATA_BUILTINS else None
         self._pass_arguments(summary, arguments, keywords)
         if summary.yields is not None:
             return Value(GENERATOR, summary.yields.origins | {name})
@@ -564,6 +579,14 @@ class ValueModel(ast.NodeVisitor):
     def _method_call(self, node: ast.Call, receiver: Value | None, method: str) -> Value | None:
         if receiver is None:
             return None
+        if receiver.kind == MAYBE:
+            if method in TENSORLIST_ONLY:
+                self.report("DM018", f"`.{method}()` is TensorList API, on a value built from a migrated "
+                                     "pipeline's outputs (through a dict, a list or a call the audit does not "
+                                     f"follow), which may be an ndd Batch: {NDD_SPELLING.get(method, 'see the dynamic-mode guide')}",
+                            node, receiver)
+                return None
+            return receiver if method in ("get", "values", "items", "pop", "copy") else None
         if receiver.kind in (BATCH, TENSOR):
             if method in TENSORLIST_ONLY or (method in ("shape", "layout") and not node.args):
                 what = "Batch" if receiver.kind == BATCH else "Tensor"
@@ -668,6 +691,26 @@ def _holds_generator(value: Value) -> bool:
     if value.kind in (GENERATOR, META_FIRST):
         return True
     return value.items is not None and any(item is not None and _holds_generator(item) for item in value.items)
+
+
+def _may_hold_data(value: Value) -> bool:
+    return value.kind == MAYBE or _holds_data(value)
+
+
+def _built_from(arguments, keywords: dict) -> Value | None:
+    """What an unknown call makes of its arguments: maybe their data."""
+    held = [v for v in [*arguments, *keywords.values()] if v is not None and _may_hold_data(v)]
+    return Value(MAYBE, frozenset().union(*(v.origins for v in held))) if held else None
+
+
+def _rest(value: Value | None, index: int, after: int) -> Value | None:
+    """What ``*rest`` at ``index`` of an unpacking target takes, ``after`` targets following it."""
+    if value is None:
+        return None
+    if value.items is not None:
+        rest = value.items[index: len(value.items) - after]
+        return Value("tuple", value.origins, rest)
+    return value if value.kind in (OUTPUTS, MAYBE) else None
 
 
 def _holds_data(value: Value) -> bool:

@@ -17,6 +17,7 @@ import ast
 from pathlib import Path
 
 from .files import read_regular
+from .values import _dotted as dotted, imports_of
 
 OPERATOR_MODULES = ("nvidia.dali.fn", "nvidia.dali.ops", "nvidia.dali.math", "nvidia.dali.auto_aug")
 _MAX_LEVELS_UP = 3
@@ -105,7 +106,7 @@ def _read_operator_functions(module: Path) -> frozenset[str]:
         tree = ast.parse(read_regular(module))
     except (OSError, SyntaxError, ValueError):
         return frozenset()
-    imports = _imports(tree)
+    imports = imports_of(tree)
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     called = {name: _called_names(function, imports) for name, function in functions.items()}
     running = {name for name, calls in called.items() if any(c.startswith(OPERATOR_MODULES) for c in calls)}
@@ -116,35 +117,14 @@ def _read_operator_functions(module: Path) -> frozenset[str]:
         running |= more
 
 
-def _imports(tree: ast.Module) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                names[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return names
-
-
 def _called_names(function: ast.AST, imports: dict[str, str]) -> set[str]:
     """What ``function`` calls, with its first part spelled out through the imports."""
     names = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
-            parts = _dotted(node.func)
+            parts = dotted(node.func)
             if parts:
                 first, _, rest = parts.partition(".")
                 names.add(".".join(filter(None, [imports.get(first, first), rest])))
     return names
 
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])

@@ -28,16 +28,17 @@ def imported_graph_helpers(tree: ast.Module, path: Path, root: Path | None) -> d
     local dotted name (``random_transform``, ``augment.random_transform``) -> the file, as
     the importing file's folder names it."""
     found: dict[str, str] = {}
-    folders = _search_folders(path.resolve().parent, root)
+    folder = path.resolve().parent
+    folders = _search_folders(folder, root)
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
-            found |= _from_import(node, path.resolve().parent, folders)
+            found |= _from_import(node, folder, folders)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 module = _module_file(alias.name, folders)
                 local = alias.asname or alias.name
                 if module is not None and (alias.asname or "." not in alias.name):
-                    found |= {f"{local}.{name}": _shown(module, path) for name in _operator_functions(module)}
+                    found |= {f"{local}.{name}": _shown(module, folder) for name in _operator_functions(module)}
     return found
 
 
@@ -53,11 +54,11 @@ def _from_import(node: ast.ImportFrom, folder: Path, folders: list[Path]) -> dic
     for alias in node.names:
         local = alias.asname or alias.name
         if alias.name in helpers:
-            found[local] = _shown(module, folder / "x")
+            found[local] = _shown(module, folder)
             continue
         submodule = _module_file(f"{node.module}.{alias.name}" if node.module else alias.name, folders)
         if submodule is not None:
-            found |= {f"{local}.{name}": _shown(submodule, folder / "x") for name in _operator_functions(submodule)}
+            found |= {f"{local}.{name}": _shown(submodule, folder) for name in _operator_functions(submodule)}
     return found
 
 
@@ -82,9 +83,10 @@ def _module_file(dotted: str, folders: list[Path]) -> Path | None:
     return None
 
 
-def _shown(module: Path, importer: Path) -> str:
+def _shown(module: Path, folder: Path) -> str:
+    """``module`` as the importing file's ``folder`` names it."""
     try:
-        return module.resolve().relative_to(importer.resolve().parent).as_posix()
+        return module.resolve().relative_to(folder).as_posix()
     except ValueError:
         return module.name
 

@@ -36,7 +36,7 @@ class Hoist:
     statement: cst.BaseStatement  # the statement as written, in the original module
     factory: str  # the pipeline function (or class) called
     added: cst.SimpleStatementLine  # ``pipe = factory(...)``, in the new module
-    name: str
+    name: cst.Name  # the name that took the call's place in the statement, in the new module
 
 
 def hoist_inline_pipelines(module: cst.Module, imports: ImportTable, factories: set[str],
@@ -49,11 +49,11 @@ def hoist_inline_pipelines(module: cst.Module, imports: ImportTable, factories: 
         return module, [], []
     positions = MetadataWrapper(new_module, unsafe_skip_copy=True).resolve(PositionProvider)
     shifts = []
-    for hoist, name_node in zip(hoister.hoists, hoister.names):
+    for hoist in hoister.hoists:
         added = positions[hoist.added]
         lines = added.end.line - added.start.line + 1
         # the added lines push the statement down; the call they took leaves the statement
-        shifts += [(added.end.line, -lines), (positions[name_node].start.line, lines - 1)]
+        shifts += [(added.end.line, -lines), (positions[hoist.name].start.line, lines - 1)]
     return new_module, hoister.hoists, shifts
 
 
@@ -64,7 +64,6 @@ class _Hoister(Transformer):
         self.taken = taken
         self.skip = skip
         self.hoists: list[Hoist] = []
-        self.names: list[cst.Name] = []
         self.scopes: list[set[str]] = [set()]  # the names bound here so far, per function
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -93,8 +92,7 @@ class _Hoister(Transformer):
             added = cst.SimpleStatementLine(body=[cst.Assign(targets=[target], value=call)],
                                             leading_lines=statement.leading_lines)
             rewritten = statement.with_changes(leading_lines=[]).visit(_Replace(call, name))
-            self.hoists.append(Hoist(original, call.func.value, added, name.value))
-            self.names.append(name)
+            self.hoists.append(Hoist(original, call.func.value, added, name))
             body += [added, rewritten]
         return body
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..scopes import ScopeNames, all_params, assigned_targets, scope_names, target_names
+from ..imports import dotted_name
 from ..visitors import Visitor, walk
 
 __all__ = ["ScopeNames", "all_params", "all_names", "assigned_targets", "scope_names", "target_names",
@@ -42,6 +43,19 @@ def variable_names(node: cst.CSTNode) -> set[str]:
                 found.add(name.value)
 
     walk(node, Collector())
+    return found
+
+
+def calls_named(node: cst.CSTNode, names: set[str]) -> list[cst.Call]:
+    """The calls inside ``node`` of a function spelled as one of ``names`` (``f``, ``mod.f``)."""
+    found: list[cst.Call] = []
+
+    class Calls(Visitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            if dotted_name(call.func) in names:
+                found.append(call)
+
+    walk(node, Calls())
     return found
 
 

@@ -34,7 +34,7 @@ from ..imports import ImportTable, dotted_name, import_table
 from ..optable import load_op_table
 from .base_classes import merged_with_base
 from .inline_pipelines import Hoist, hoist_inline_pipelines
-from .names import scope_names, unique_name
+from .names import calls_named, scope_names, unique_name
 from .ops import TIGHT_EQUAL
 from .subclass import (
     PIPELINE_POSITIONAL,
@@ -421,25 +421,13 @@ def _define_graph(node: cst.ClassDef) -> cst.FunctionDef | None:
     return next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "define_graph"), None)
 
 
-class _Calls(Visitor):
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if dotted_name(node.func) in self.names:
-            self.calls.append(node)
-
-
 def _without_unfit_calls(module: cst.Module, converted: dict[int, Subclass], reasons: dict[int, list]) -> None:
     """A class called with ``*args`` or too many arguments stays a class."""
     from .plan import Blocker
 
     if not converted:
         return
-    calls = _Calls({sub.name for sub in converted.values()})
-    walk(module, calls)
-    for call in calls.calls:
+    for call in calls_named(module, {sub.name for sub in converted.values()}):
         for key, subclass in list(converted.items()):
             if subclass.name == dotted_name(call.func) and not calls_fit(call, subclass):
                 del converted[key]

@@ -21,7 +21,7 @@ from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 from .helpers import graph_helpers, nested_functions, random_helper_calls
-from .names import all_params, assigned_targets, scope_names
+from .names import all_params, assigned_targets, calls_named, scope_names
 from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
 from .places import node_ids
 
@@ -324,23 +324,11 @@ def _check_called_parameters(plan: PipelinePlan, facts: ModuleFacts) -> None:
     pass (``lambda images: fn.flip(images)``) builds graph nodes, and migrated it would be called
     with Batches."""
     params = {p.name.value for p in all_params(plan.function.params)}
-    calls = _CallsOfNames(params)
-    walk(plan.function.body, calls)
-    for call in calls.found:
+    for call in calls_named(plan.function.body, params):
         if _per_batch_arguments(call, plan.graph.datanodes, facts):
             plan.block("DM015", call, f"`{call.func.value}` is a parameter the graph calls with its data, "
                                       f"{NOT_FOLLOWED}: in pipeline mode it builds part of the graph (with `fn`); "
                                       "migrate by hand, passing functions that take Batches and call `ndd`")
-
-
-class _CallsOfNames(Visitor):
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-        self.found: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in self.names:
-            self.found.append(node)
 
 
 def _per_batch_arguments(reader: cst.Call, datanodes: set[str], facts: ModuleFacts) -> list[str]:
@@ -700,27 +688,13 @@ def block_imported_graph_helpers(plans: list[PipelinePlan], helpers: dict[str, s
     if not helpers:
         return
     for plan in (p for p in plans if not p.imported):
-        called = _called_names(plan.function)
-        for name in sorted(called & set(helpers)):
+        called = {dotted_name(call.func) for call in calls_named(plan.function, set(helpers))}
+        for name in sorted(called):
             plan.block("DM015", plan.function,
                        f"`{name}()` comes from `{helpers[name]}` and builds part of the graph with `fn`, "
                        f"{NOT_FOLLOWED} across files (migrated alone, the graph would call it with ndd "
                        "Batches): migrate it to `ndd` by hand (random operators take `batch_size=` and "
                        "`rng=`), then re-run")
-
-
-def _called_names(node: cst.CSTNode) -> set[str]:
-    calls = _CalledNames()
-    walk(node, calls)
-    return calls.names
-
-
-class _CalledNames(Visitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.names.add(dotted_name(node.func))
 
 
 def block_mixed_output_helpers(plans: list[PipelinePlan], facts: ModuleFacts) -> None:

@@ -19,6 +19,7 @@ from .positions import order_kind
 from .scopes import class_locals, function_locals
 
 PIPELINE_DEF = "nvidia.dali.pipeline_def"
+ITERATOR_DECORATORS = ("nvidia.dali.plugin.jax.data_iterator", "nvidia.dali.plugin.jax.peekable_data_iterator")
 PIPELINE_CLASS = "nvidia.dali.Pipeline"
 FEED_NDARRAY = "nvidia.dali.plugin.pytorch.feed_ndarray"
 MATH_MODULE = "nvidia.dali.math."  # its functions build graph nodes, as ``fn`` calls do
@@ -176,14 +177,22 @@ class ModuleFacts:
         ]
 
 
-def pipeline_def_decorator(function: cst.FunctionDef, imports: ImportTable) -> cst.Decorator | None:
-    """``@pipeline_def`` or ``@pipeline_def(...)`` on ``function``, however it is imported."""
+def pipeline_def_decorator(function: cst.FunctionDef, imports: ImportTable,
+                           names: tuple[str, ...] = (PIPELINE_DEF,)) -> cst.Decorator | None:
+    """``@pipeline_def`` or ``@pipeline_def(...)`` on ``function``, however it is imported
+    (``names``: the decorators looked for)."""
     for decorator in function.decorators:
         target = decorator.decorator
         target = target.func if isinstance(target, cst.Call) else target
-        if imports.resolve(target) == PIPELINE_DEF:
+        if imports.resolve(target) in names:
             return decorator
     return None
+
+
+def iterator_decorator(function: cst.FunctionDef, imports: ImportTable) -> cst.Decorator | None:
+    """JAX's ``@data_iterator(...)``: the function is a pipeline graph that DALI wraps in its
+    JAX iterator."""
+    return pipeline_def_decorator(function, imports, ITERATOR_DECORATORS)
 
 
 def _defaults(params: cst.Parameters) -> dict[str, cst.BaseExpression]:
@@ -299,7 +308,7 @@ class _FactCollector(Visitor):
             self.method_views.append(self._outside_the_class())
         self.scope_kinds.append("function")
         self._enter_scope(node)
-        decorator = pipeline_def_decorator(node, self.facts.imports)
+        decorator = pipeline_def_decorator(node, self.facts.imports) or iterator_decorator(node, self.facts.imports)
         if decorator is not None:
             self.facts.pipeline_functions.add(node.name.value)
             self._push(Graph("decorator", node, node.name.value, decorator))

@@ -384,6 +384,7 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
 
     units = []
     for file, positions in users.items():
+        for_jax = any(results[position].loader_for_jax for position in positions)
         path = Path(file)
         if path.exists():
             text = existing_loader(path)  # read once for all its importers
@@ -392,7 +393,7 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
                 if problem:
                     results[position].error, results[position].changed = problem, False
             continue
-        source = module_source().encode("utf-8")
+        source = module_source(jax=for_jax).encode("utf-8")
         name = _display(path)
         results.append(FileResult(name, changed=True, new_source=source, created=True,
                                   diff=unified_diff(b"", source, name)))
@@ -403,11 +404,14 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
 def _existing_loader_problem(path: Path, text: bytes | None, result: FileResult) -> str | None:
     """Why the loader module already at ``path`` (``text``) cannot serve ``result`` (None: it can)."""
     from .loader_module import defines_class, ends_epochs_at_sources
-    from .migrate.torch_loader import CLASS_NAME
+    from .migrate.torch_loader import CLASS_NAME, JAX_CLASS_NAME
 
     if text is None or not defines_class(text, CLASS_NAME):
         return (f"the loader module {_display(path)} exists and does not define {CLASS_NAME}: rename it, "
                 "or name another module with loader-module in [tool.dali-migrate]")
+    if result.loader_for_jax and not defines_class(text, JAX_CLASS_NAME):
+        return (f"the loader module {_display(path)} has no {JAX_CLASS_NAME} (it was written for PyTorch "
+                "alone): delete it and run migrate again on every file that imports it")
     if result.loader_ends_at_sources and not ends_epochs_at_sources(text):
         return (f"the loader module {_display(path)} was written by an older dali-migrate and cannot end "
                 "epochs where the sources end them (DALIGenericIterator without reader_name): delete it "

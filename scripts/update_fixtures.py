@@ -31,7 +31,8 @@ def main() -> None:
         assert result.error is None, (source, result.error)
         source.with_name(source.name.replace(".input.", ".expected.")).write_bytes(result.new_source or data)
         (source.parent / f"{stem}.diagnostics.txt").write_text(diagnostics_text(result.diagnostics))
-    (folder / "dali_torch_loader.py").write_text(module_source())
+    # one module serves every fixture, the JAX ones too
+    (folder / "dali_torch_loader.py").write_text(module_source(jax=True))
     for source in sorted((FIXTURES / "check").glob("*.py")):
         result = check_file(source.read_bytes(), source.name, Config())
         source.with_suffix(".check.txt").write_text(diagnostics_text(result.diagnostics))

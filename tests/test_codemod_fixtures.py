@@ -60,4 +60,4 @@ def test_check_on_migrated_code_reports_only_todo_sites(source):
 def test_the_loader_module_beside_the_fixtures_is_the_one_the_tool_writes():
     from dali_migrate.migrate.torch_loader import module_source
 
-    assert (FIXTURES / "migrate" / f"{LOADER_MODULE}.py").read_text() == module_source()
+    assert (FIXTURES / "migrate" / f"{LOADER_MODULE}.py").read_text() == module_source(jax=True)

@@ -61,9 +61,21 @@ RUNNABLE = {
     "affine_transforms": {},
     "tfrecord_features": {},
     "inline_iterator": {},
+    "jax_loaders": {"file_root": str(FIXTURES / "data" / "images")},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}
+
+
+# fixtures that import JAX (.ci/run installs its CPU build)
+NEEDS_JAX = {"jax_loaders"}
+
+
+def _skip_without_frameworks(stem: str) -> None:
+    if stem in NEEDS_TORCH:
+        pytest.importorskip("torch")
+    if stem in NEEDS_JAX:
+        pytest.importorskip("jax")
 
 
 def _fixture(stem: str, kind: str):
@@ -83,8 +95,7 @@ SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier", "train_script"} | KEPT
 
 @pytest.mark.parametrize("stem", sorted(RUNNABLE))
 def test_migrated_fixture_is_bit_exact(stem):
-    if stem in NEEDS_TORCH:
-        pytest.importorskip("torch")
+    _skip_without_frameworks(stem)
     original, migrated = _fixture(stem, "input"), _fixture(stem, "expected")
     report = verify_files(original, migrated, VerifyOptions(args=RUNNABLE[stem], iterations=4, rtol=0, atol=0))
     assert report.error == ""
@@ -101,8 +112,7 @@ def test_migrated_fixture_is_bit_exact(stem):
 def test_migrated_program_prints_what_the_original_printed(stem):
     """The call sites too: loops over epoch_size, build/run, TensorList accessors, and the
     PyTorch training loops fed by DALIGenericIterator, step by step."""
-    if stem in NEEDS_TORCH:
-        pytest.importorskip("torch")
+    _skip_without_frameworks(stem)
     import subprocess
     import sys
 

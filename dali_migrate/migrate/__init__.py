@@ -18,7 +18,7 @@ from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
 from . import torch_loader
 from .imports import add_local_import, fix_imports, has_ndd_import, insert_after_imports
-from .iterators import IteratorNotMigratable, TorchLoaders, iterator_sites, unbound_pipelines
+from .iterators import IteratorNotMigratable, TorchLoaders, is_jax, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name, variable_names
 from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments
 from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
@@ -57,6 +57,7 @@ class MigrationResult:
     # functions of other modules that outputs of migrated pipelines are passed to
     helper_requests: list[HelperRequest] = field(default_factory=list)
     loader_ends_at_sources: bool = False  # some DALITorchLoader it makes has no reader_meta
+    loader_for_jax: bool = False  # it makes a DALIJaxLoader
 
 
 @dataclass(frozen=True)
@@ -264,10 +265,11 @@ def _places_of_uses(module: cst.Module, facts: ModuleFacts, plans: list[Pipeline
     return places
 
 
-def _plan_reader_meta(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str, loader_class: str,
-                      places: Places, factories: dict[str, list[cst.Call]]) -> dict[int, ReaderMetaRewrites]:
-    """Per plan (by id), its metadata lookups and framework iterators; a plan they cannot be
-    done for is blocked."""
+def _plan_reader_meta(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
+                      loader_classes: tuple[str, str], places: Places,
+                      factories: dict[str, list[cst.Call]]) -> dict[int, ReaderMetaRewrites]:
+    """Per plan (by id), its metadata lookups and framework iterators (``loader_classes``: the
+    PyTorch and JAX loaders' names); a plan they cannot be done for is blocked."""
     by_plan: dict[int, ReaderMetaRewrites] = {}
     _block_unbound_iterators(facts, plans)
     pipe_vars = [v for p in plans for v in p.pipe_vars]
@@ -276,7 +278,7 @@ def _plan_reader_meta(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: 
     for plan in [p for p in plans if p.migratable]:
         try:
             planned = plan_reader_meta(plan, facts, factories, ndd_alias,
-                                       places, TorchLoaders(plan, facts, loader_class))
+                                       places, TorchLoaders(plan, facts, *loader_classes))
         except IteratorNotMigratable as reason:
             plan.block("DM010", reason.site.node, str(reason))
             continue
@@ -422,9 +424,10 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"
     loader_class = unique_name(torch_loader.CLASS_NAME, all_names(module))
+    jax_loader_class = unique_name(torch_loader.JAX_CLASS_NAME, all_names(module))
     places, factories = _places_of_uses(module, facts, plans), factory_statements(facts)
-    reader_meta_by_plan = _plan_reader_meta(facts, [p for p in plans if p.migratable], ndd_alias, loader_class,
-                                            places, factories)
+    reader_meta_by_plan = _plan_reader_meta(facts, [p for p in plans if p.migratable], ndd_alias,
+                                            (loader_class, jax_loader_class), places, factories)
     checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias, places, factories)
     helpers = _settle(plans, facts, uses)
     migratable = [p for p in plans if p.migratable]
@@ -449,15 +452,21 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
         new_module = fix_imports(new_module, need_ndd=bool(own),
                                  need_numpy=need_numpy, need_types=types_names,
                                  need_itertools=any(len(p.readers) > 1 for p in own))
+    for_jax = any(is_jax(site) for site in reader_meta.loaders)
     if reader_meta.loaders and loader_import:
-        new_module = add_local_import(new_module, torch_loader.import_statement(loader_import, loader_class))
+        names = {torch_loader.JAX_CLASS_NAME: jax_loader_class} if for_jax else {}
+        if not all(is_jax(site) for site in reader_meta.loaders):
+            names = {torch_loader.CLASS_NAME: loader_class, **names}
+        new_module = add_local_import(new_module, torch_loader.import_statement(loader_import, names))
     elif reader_meta.loaders:
-        new_module = insert_after_imports(new_module, cst.parse_module(torch_loader.source(loader_class)).body)
+        classes = torch_loader.source(loader_class, jax_loader_class if for_jax else None)
+        new_module = insert_after_imports(new_module, cst.parse_module(classes).body)
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in own],
                            {p.graph.name: p.blockers for p in plans if not p.migratable and not p.imported},
                            _exported(module, facts, own),
                            {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable},
                            {p.graph.name: pipeline_safety(p) for p in own},
                            bool(reader_meta.loaders and loader_import), _helper_requests(module, facts, own),
-                           loader_ends_at_sources=bool(reader_meta.epoch_end_calls))
+                           loader_ends_at_sources=bool(reader_meta.epoch_end_calls),
+                           loader_for_jax=for_jax)
 

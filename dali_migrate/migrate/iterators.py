@@ -28,6 +28,7 @@ from ..analysis import is_pipeline_target
 from .reader_meta import NotMigratable, reader_name_node
 
 PYTORCH = "nvidia.dali.plugin.pytorch."
+JAX = "nvidia.dali.plugin.jax."
 # iterator -> its parameters in order; ``None`` in place of output_map means a fixed one
 PARAMETERS = {
     PYTORCH + "DALIGenericIterator": ["pipelines", "output_map", "size", "reader_name", "auto_reset",
@@ -36,6 +37,10 @@ PARAMETERS = {
     PYTORCH + "DALIClassificationIterator": ["pipelines", "size", "reader_name", "auto_reset",
                                              "fill_last_batch", "dynamic_shape", "last_batch_padded",
                                              "last_batch_policy", "prepare_first_batch"],
+    # JAX gives one array per output and step: the loader needs no more than a single pipeline does
+    JAX + "DALIGenericIterator": ["pipelines", "output_map", "size", "reader_name", "auto_reset",
+                                  "last_batch_padded", "last_batch_policy", "prepare_first_batch",
+                                  "sharding", "pmap_compatible"],
 }
 CLASSIFICATION_OUTPUTS = ["data", "label"]
 POLICIES = {"FILL": "fill", "PARTIAL": "partial", "DROP": "drop"}
@@ -145,6 +150,7 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
         guidance = GUIDANCE.get(plugin_name(site.name), "loop over the migrated generator")
         raise NotMigratable(f"no automatic migration: {guidance}")
     bound = _bind(site.node, parameters)
+    _check_one_device(bound)
     outputs = _checked_outputs(plan, bound, parameters, by_reader=meta is not None)
     policy = _policy(bound, facts)
     renamed = {}
@@ -159,6 +165,20 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
         added.insert(0, cst.Arg(_output_map_node(bound, outputs)))
     loader = site.node.with_changes(func=cst.Name(class_name), args=_new_args(site.node, parameters, renamed, added))
     return realigned(loader, bracket_moved([site.node.func], [loader.func]))
+
+
+def is_jax(site: Site) -> bool:
+    return site.name.startswith(JAX)
+
+
+def _check_one_device(bound: dict[str, cst.BaseExpression]) -> None:
+    """JAX's ``sharding=`` / ``pmap_compatible=True`` spread batches over devices; the loader
+    gives each array where the pipeline made it."""
+    for name in ("sharding", "pmap_compatible"):
+        node = bound.get(name)
+        if node is not None and not (isinstance(node, cst.Name) and node.value in ("None", "False")):
+            raise NotMigratable(f"`{name}=` spreads the batches over JAX devices; the migrated loader gives "
+                                "each batch on the device that made it")
 
 
 def _checked_outputs(plan, bound: dict[str, cst.BaseExpression], parameters: list[str],
@@ -226,7 +246,8 @@ class TorchLoaders:
 
     plan: object
     facts: ModuleFacts
-    class_name: str
+    class_name: str  # the PyTorch loader's name in the module
+    jax_class_name: str
 
     def sites(self, var: str) -> list[Site]:
         return iterator_sites(self.facts, [var])
@@ -256,7 +277,8 @@ class TorchLoaders:
         try:
             if meta is not None and meta.startswith("self."):
                 _check_readable_from_another_method(_batch_size(self.plan, factory_call))
-            return loader_call(self.plan, site, factory_call, meta, self.class_name, self.facts)
+            class_name = self.jax_class_name if is_jax(site) else self.class_name
+            return loader_call(self.plan, site, factory_call, meta, class_name, self.facts)
         except NotMigratable as reason:
             raise IteratorNotMigratable(site, str(reason)) from None
 

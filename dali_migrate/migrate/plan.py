@@ -12,7 +12,7 @@ import libcst as cst
 
 from ..visitors import Visitor, walk
 
-from ..analysis import DaliCall, Graph, ModuleFacts, is_pipeline_target, iterated_pipeline
+from ..analysis import DaliCall, Graph, ModuleFacts, is_pipeline_target, iterated_pipeline, iterator_decorator
 from ..pipeline_scopes import spelled
 from ..imports import IMPORT_FROM_TYPES, IMPORT_TYPES, dotted_name
 from ..rules.dm004_mixed_device import mixed_device_strings
@@ -117,6 +117,9 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     """``helpers``: the module's graph helpers (helpers.graph_helpers), found here if not given."""
     keywords, positional = decorator_args(graph)
     plan = PipelinePlan(graph, graph.node, keywords)
+    if iterator_decorator(graph.node, facts.imports) is not None:
+        _block_iterator_decorator(plan)
+        return plan
     helpers = graph_helpers(facts) if helpers is None else helpers
     plan.calls = ([c for c in facts.calls if c.graph is graph] + _nested_random_calls(graph, facts)
                   + random_helper_calls(graph.node, helpers))
@@ -134,6 +137,14 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_call_sites(plan, facts, strays)
     plan.params = _mapped_params(plan, keywords)
     return plan
+
+
+def _block_iterator_decorator(plan: PipelinePlan) -> None:
+    plan.block("DM010", plan.graph.decorator,
+               "`@data_iterator` (JAX) wraps this graph in DALI's JAX iterator, which the migration does not "
+               "rewrite yet: write it as a `@pipeline_def` function and a JAX `DALIGenericIterator([pipe], "
+               "output_map, reader_name=...)` where it is called, then run migrate again (it migrates that "
+               "iterator to `DALIJaxLoader`)")
 
 
 def plan_imported_pipeline(defined: PipelinePlan, local: str, facts: ModuleFacts,

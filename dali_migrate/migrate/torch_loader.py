@@ -83,19 +83,25 @@ class DALITorchLoader:
         self.counter += self.batch_size
         if self.last_batch_policy == "drop" and self._past_a_shard_end(self.counter):
             self._end_epoch()  # the incomplete batch was read, as the pipeline did, and dropped
-        tensors = [output.torch() for output in outputs]
+        tensors = [self._tensor(output) for output in outputs]
         if self.last_batch_policy == "partial":
             left = self.batch_size - (self.counter - self.first_shard_sizes[self.shard_id])
             if left < self.batch_size:  # padding, or samples of the next epoch
                 tensors = [tensor[:left] for tensor in tensors]
-        return [dict(zip(self.output_map, tensors))]
+        return self._step(dict(zip(self.output_map, tensors)))
 
     def _next_from_sources(self):
         outputs = None if self.epoch_over else next(self.batches)
         if outputs is None:
             self.epoch_over = True
             self._end_epoch()
-        return [dict(zip(self.output_map, [output.torch() for output in outputs]))]
+        return self._step(dict(zip(self.output_map, [self._tensor(output) for output in outputs])))
+
+    def _tensor(self, output):
+        return output.torch()
+
+    def _step(self, named):
+        return [named]  # one dict per pipeline, as DALI's PyTorch iterator gave
 
     def _past_a_shard_end(self, counter):
         return any(ahead + counter > size for ahead, size in zip(self.read_ahead, self.shard_sizes))
@@ -144,21 +150,48 @@ class DALITorchLoader:
 '''
 
 
+JAX_CLASS_NAME = "DALIJaxLoader"
+
+JAX_SOURCE = '''\
+class DALIJaxLoader(DALITorchLoader):
+    """Epochs of a migrated DALI pipeline as JAX arrays, batch for batch what DALI's JAX
+    `DALIGenericIterator(pipe, output_map, reader_name=...)` gave: `{name: array}` per step,
+    the same steps per epoch and the same last-batch policy ("fill" or "drop").
+    Written by dali-migrate."""
+
+    def _tensor(self, output):
+        import jax.dlpack  # here, so that PyTorch users of this module need no JAX
+
+        from nvidia.dali.experimental import dynamic as ndd
+
+        return jax.dlpack.from_dlpack(ndd.as_tensor(output))
+
+    def _step(self, named):
+        return named
+'''
+
 MODULE_DOCSTRING = '''"""The PyTorch loader that migrated DALI pipelines use in place of DALI's
 `DALIGenericIterator`. Written once by dali-migrate; every migrated module imports it from here."""
 '''
 
 
-def module_source() -> str:
-    """The module the runner writes, once per project (see loader_module.py)."""
-    return f"{MODULE_DOCSTRING}\n\n{SOURCE}"
+def module_source(jax: bool = False) -> str:
+    """The module the runner writes, once per project (see loader_module.py); ``jax``: with
+    the JAX loader too."""
+    return f"{MODULE_DOCSTRING}\n\n{SOURCE}" + (f"\n\n{JAX_SOURCE}" if jax else "")
 
 
-def import_statement(module: str, name: str = CLASS_NAME) -> str:
-    alias = f" as {name}" if name != CLASS_NAME else ""
-    return f"from {module} import {CLASS_NAME}{alias}\n"
+def import_statement(module: str, names: dict[str, str]) -> str:
+    """``names``: the classes the module needs (CLASS_NAME, JAX_CLASS_NAME) -> its local name."""
+    imported = ", ".join(name if local == name else f"{name} as {local}" for name, local in names.items())
+    return f"from {module} import {imported}\n"
 
 
-def source(name: str = CLASS_NAME) -> str:
-    """The class's source, renamed where the module already uses ``CLASS_NAME``."""
-    return SOURCE.replace(f"class {CLASS_NAME}:", f"class {name}:", 1)
+def source(name: str = CLASS_NAME, jax_name: str | None = None) -> str:
+    """The class's source, renamed where the module already uses ``CLASS_NAME``; with
+    ``jax_name``, the JAX loader follows it."""
+    torch_class = SOURCE.replace(f"class {CLASS_NAME}:", f"class {name}:", 1)
+    if jax_name is None:
+        return torch_class
+    jax_class = JAX_SOURCE.replace(f"class {JAX_CLASS_NAME}({CLASS_NAME}):", f"class {jax_name}({name}):", 1)
+    return f"{torch_class}\n\n{jax_class}"

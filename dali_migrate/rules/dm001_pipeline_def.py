@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..analysis import ModuleFacts
+from ..analysis import ModuleFacts, iterator_decorator
 from .base import Finding, Rule
 
 
@@ -51,5 +51,5 @@ class PipelineDefDecorator(Rule):
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for graph in facts.graphs:
-            if graph.kind == "decorator":
+            if graph.kind == "decorator" and iterator_decorator(graph.node, facts.imports) is None:
                 yield self.finding(graph.decorator, f"`{graph.name}`")

@@ -64,11 +64,14 @@ class FrameworkIterator(Rule):
     Fixed for the PyTorch `DALIGenericIterator` and `DALIClassificationIterator` over one
     migrated pipeline with `reader_name=` naming one of its readers, the output map given as a
     literal, and the pipeline created in the function that creates the
-    iterator. Without `reader_name=` (and without `size=`), a pipeline fed only by
+    iterator. JAX's `DALIGenericIterator` is fixed the same way (FILL or DROP, no `sharding=`,
+    no `pmap_compatible=True`): it becomes `DALIJaxLoader`, which gives `{name: jax.Array}` per
+    step. Without `reader_name=` (and without `size=`), a pipeline fed only by
     external sources is fixed too: its generator is created with `mark_epoch_ends=True` and
     yields None where the sources raised StopIteration, which is where DALI's iterator ended
     an epoch. Everything else (a list of pipelines, `size=`, no `reader_name=` over a reader,
-    other frameworks) keeps the pipeline in pipeline mode, with a TODO naming the manual step.
+    JAX's `@data_iterator`, other frameworks) keeps the pipeline in pipeline mode, with a TODO
+    naming the manual step.
     """
 
     code = "DM010"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..analysis import collect_facts
+from ..analysis import collect_facts, iterator_decorator
 from ..config import Config
 from ..engine import migrate_source
 from ..imports import dotted_name
@@ -120,7 +120,9 @@ def pipeline_call_sites(source: bytes) -> tuple[dict[str, CallSite], dict[str, l
     if normalized is not None:
         module = normalized.module
     facts = collect_facts(module, imports=normalized.imports() if normalized else None)
-    graphs = {g.name: g for g in facts.graphs if g.kind == "decorator"}
+    # a JAX ``@data_iterator`` makes an iterator, which the harness cannot run as a pipeline
+    graphs = {g.name: g for g in facts.graphs
+              if g.kind == "decorator" and iterator_decorator(g.node, facts.imports) is None}
     synthesized = {g.function.name.value: g for g in (normalized.graphs if normalized else [])}
     sites, random_ops = {}, {}
     helpers = graph_helpers(facts)

@@ -834,8 +834,10 @@ def _bind_pipeline_parameters(module: cst.Module, facts: ModuleFacts,
         name = keys[id(parameter.name)] = f"{parameter.name.value}@{parameter.function.name.value}#p{number}"
         facts.pipeline_refs[id(parameter.name)] = name
         facts.pipeline_vars.add(name)
-        facts.pipeline_var_factories.setdefault(name, set()).update(dotted_name(c.func) for c in parameter.calls)
-        facts.pipeline_factory_calls.extend(parameter.calls)
+        made = [*parameter.calls, *parameter.variable_calls]
+        facts.pipeline_var_factories.setdefault(name, set()).update(dotted_name(c.func) for c in made)
+        facts.pipeline_factory_calls.extend(parameter.calls)  # the variables' calls are their own
         facts.pipeline_binding_targets.extend(parameter.calls)
         facts.pipeline_parameters.append(parameter.name)
+        facts.pipeline_parameters.extend(parameter.variables)  # passed on, as the parameter reads them
     return keys

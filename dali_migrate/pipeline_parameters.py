@@ -10,11 +10,15 @@ write them::
     show(plain(ROOT), 2)
     show(gray(ROOT), 1)
 
-When every call of ``show`` passes a call of a pipeline function of the module for ``pipe``, and
-``show`` is used nowhere else, ``pipe`` is a pipeline variable as ``pipe = plain(ROOT)`` would
-make it: its ``build()``/``run()`` and outputs are migrated with those pipelines, and the calls
-passed for it are their factory calls. Found before the module's one analysis pass, which must
-know ``pipe`` when it reaches the function's body.
+    pipe = gray(ROOT)
+    show(pipe, 1)
+
+When every call of ``show`` passes for ``pipe`` a call of a pipeline function of the module, or
+a variable that the caller's scope binds once, to such a call, and ``show`` is used nowhere
+else, ``pipe`` is a pipeline variable as ``pipe = plain(ROOT)`` would make it: its
+``build()``/``run()`` and outputs are migrated with those pipelines, and the calls passed for it
+are their factory calls. Found before the module's one analysis pass, which must know ``pipe``
+when it reaches the function's body.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from .analysis import pipeline_def_decorator
 from .imports import ImportTable, dotted_name
 from .output_helpers import References
 from .scopes import all_params
-from .visitors import walk
+from .visitors import Visitor, walk
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,8 @@ class PipelineParameter:
     function: cst.FunctionDef
     name: cst.Name  # the parameter's name, in the ``def``
     calls: tuple[cst.Call, ...]  # the pipeline function calls passed for it
+    variables: tuple[cst.Name, ...] = ()  # the variables passed for it (``show(pipe, 1)``)
+    variable_calls: tuple[cst.Call, ...] = ()  # the calls that made the pipelines they hold
 
 
 def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
@@ -46,6 +52,8 @@ def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
         return []
     uses = References(set(functions))
     walk(module, uses)
+    scopes = _CallScopes()
+    walk(module, scopes)
     found = []
     for name, function in functions.items():
         calls = uses.calls.get(name, [])
@@ -53,9 +61,103 @@ def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
             continue
         for param in all_params(function.params):
             passed = [passed_argument(call, function, param.name.value) for call in calls]
-            if all(isinstance(p, cst.Call) and dotted_name(p.func) in pipelines for p in passed):
-                found.append(PipelineParameter(function, param.name, tuple(passed)))
+            made = [[p] if isinstance(p, cst.Call) else _made_by(p, scopes.of(call), module)
+                    for p, call in zip(passed, calls)]
+            if all(m and all(dotted_name(c.func) in pipelines for c in m) for m in made):
+                direct = tuple(p for p in passed if isinstance(p, cst.Call))
+                variables = tuple(p for p in passed if isinstance(p, cst.Name))
+                through = tuple(c for p, m in zip(passed, made) if isinstance(p, cst.Name) for c in m)
+                found.append(PipelineParameter(function, param.name, direct, variables, through))
     return found
+
+
+class _CallScopes(Visitor):
+    """The function each call is made in (None: the module's own code)."""
+
+    def __init__(self) -> None:
+        self.functions: list[cst.FunctionDef] = []
+        self.scope: dict[int, cst.FunctionDef | None] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.scope[id(node)] = self.functions[-1] if self.functions else None
+
+    def of(self, call: cst.Call) -> cst.FunctionDef | None:
+        return self.scope.get(id(call))
+
+
+def _made_by(passed: cst.BaseExpression | None, scope: cst.FunctionDef | None,
+             module: cst.Module) -> list[cst.Call]:
+    """The calls whose value a variable passed as ``passed`` may hold: every statement of its
+    scope that binds it is ``name = call(...)`` (the module's scope, where the function that
+    passes it binds it nowhere). Empty: it may hold anything else."""
+    if not isinstance(passed, cst.Name):
+        return []
+    if scope is not None:
+        if passed.value in {p.name.value for p in all_params(scope.params)}:
+            return []
+        bindings = _Bindings(passed.value)
+        walk(scope.body, bindings)
+        if bindings.values or bindings.other:
+            return [] if bindings.other else bindings.values
+    bindings = _Bindings(passed.value)
+    walk(module, bindings)
+    return [] if bindings.other else bindings.values
+
+
+class _Bindings(Visitor):
+    """Where one scope binds ``name`` (nested functions and classes are scopes of their own):
+    ``values``, the calls of ``name = call(...)``; ``other``, any other binding."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.values: list[cst.Call] = []
+        self.other = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.other |= node.name.value == self.name
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.other |= node.name.value == self.name
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        plain = [t.target for t in node.targets if isinstance(t.target, cst.Name) and t.target.value == self.name]
+        if plain and len(node.targets) == 1 and isinstance(node.value, cst.Call):
+            self.values.append(node.value)
+            return True
+        self.other |= bool(plain) or any(self.name in _target_names(t.target) for t in node.targets)
+        return True
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr, cst.Del)):
+            target = getattr(node, "target", None) or getattr(node, "name", None)
+            self.other |= target is not None and self.name in _target_names(target)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            self.other |= any(item.name.value == self.name for item in node.names)
+        elif isinstance(node, (cst.ImportAlias,)):
+            bound = node.asname.name if node.asname else node.name
+            self.other |= isinstance(bound, cst.Name) and bound.value == self.name
+        return super().on_visit(node)
+
+
+def _target_names(target: cst.CSTNode) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(e.value) for e in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
 
 
 def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
@@ -70,8 +172,50 @@ def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
 
 
 def _decorated_pipelines(module: cst.Module, imports: ImportTable) -> set[str]:
-    return {statement.name.value for statement in module.body
-            if isinstance(statement, cst.FunctionDef) and pipeline_def_decorator(statement, imports) is not None}
+    """Pipeline functions, top-level or not (a ``with pipe:`` graph in a function or under
+    ``if __name__ == "__main__":`` becomes one there), and the module's functions that return
+    what one of them makes (``def build(...): ...; return pipe``)."""
+    definitions = _Definitions()
+    walk(module, definitions)
+    pipelines = {f.name.value for f in definitions.found if pipeline_def_decorator(f, imports) is not None}
+    return pipelines | {statement.name.value for statement in module.body
+                        if isinstance(statement, cst.FunctionDef) and _returns_a_pipeline(statement, pipelines)}
+
+
+class _Definitions(Visitor):
+    def __init__(self) -> None:
+        self.found: list[cst.FunctionDef] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.found.append(node)
+
+
+def _returns_a_pipeline(function: cst.FunctionDef, pipelines: set[str]) -> bool:
+    returns = _Returns()
+    walk(function.body, returns)
+    if not returns.values:
+        return False
+    for value in returns.values:
+        made = _made_by(value, function, cst.Module([])) if isinstance(value, cst.Name) else [value]
+        if not made or not all(isinstance(c, cst.Call) and dotted_name(c.func) in pipelines for c in made):
+            return False
+    return True
+
+
+class _Returns(Visitor):
+    """The values a function returns (not those of the functions it defines)."""
+
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression | None] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
 
 
 def passed_argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:

@@ -62,6 +62,8 @@ RUNNABLE = {
     "tfrecord_features": {},
     "inline_iterator": {},
     "jax_loaders": {"file_root": str(FIXTURES / "data" / "images")},
+    "pipeline_arguments": {},
+    "current_pipeline": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}

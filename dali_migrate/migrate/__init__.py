@@ -84,6 +84,8 @@ class Migrator(Transformer):
         self.per_sample_tests: set[int] = set()
         self.migrated_ifs: dict[int, list[cst.BaseStatement]] = {}  # id(new if) -> its replacement
         self.comment_carriers: set[int] = set()  # removed statements whose comments stay
+        self.batch_size_reads: set[int] = set()  # ``Pipeline.current().max_batch_size``
+        self.dropped_statements: set[int] = set()  # graph statements that named the current pipeline
         self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None, numpy_alias=call_sites.numpy_alias)
         for plan in plans:
             self._prepare(plan)
@@ -108,6 +110,8 @@ class Migrator(Transformer):
             if any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
                 names.op_rngs[id(call.node)] = unique_name(f"{call.op.fn.split('.')[-1]}_rng", taken)
         self.functions[id(plan.function)] = (plan, names)
+        self.batch_size_reads |= plan.batch_size_reads
+        self.dropped_statements |= plan.dropped_statements
         inside = node_ids(plan.function)
         replaced = {id(s.call.node) for s in plan.sources}  # rewritten whole, with their statement
         for call in plan.calls:
@@ -168,6 +172,8 @@ class Migrator(Transformer):
         return self.op_rewriter.leave_SimpleString(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute | cst.Name, updated_node) -> cst.BaseExpression:
+        if id(original_node) in self.batch_size_reads:
+            return cst.Name("batch_size")
         return self.op_rewriter.leave_Attribute(original_node, updated_node)  # data type constants
 
     leave_Name = leave_Attribute
@@ -201,6 +207,9 @@ class Migrator(Transformer):
         return migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
+        if id(original_node) in self.dropped_statements:  # migrate_function drops it, keeping indices
+            self.migrated_ifs[id(updated_node)] = []
+            return updated_node
         if self.call_sites.is_removed_statement(original_node):
             if not updated_node.leading_lines:
                 return cst.RemoveFromParent()

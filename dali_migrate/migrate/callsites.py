@@ -184,7 +184,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
     for site in facts.pipeline_method_calls:
         if site.origin not in pipe_vars:
             continue
-        if site.detail == "build":
+        if site.detail in ("build", "reset"):  # a reset that did something was blocked (plan.py)
             rewrites.build_calls.add(id(site.node))
         elif site.detail in RUN_LIKE:
             rewrites.run_calls.add(id(site.node))

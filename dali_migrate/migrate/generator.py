@@ -208,15 +208,16 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         readers_at[index - offset] = line.with_changes(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(name))], value=constructor)])
     rest = [(position, s) for position, s in enumerate(body) if position not in readers_at]
+    # a statement replaced by nothing (plan.dropped_statements) may go before the loop: it is dropped there
     stays = {k for k, (position, s) in enumerate(rest)
-             if id(s) in replacements or position in {src.statement_index - offset for src in plan.sources}}
+             if replacements.get(id(s)) or position in {src.statement_index - offset for src in plan.sources}}
     once = _runs_once([s for _, s in rest], stays, names.ndd,
                       {n.value for t in targets for n in target_names(t)}, plan.helpers)
     _check_sources_made_once(plan, [s for k, (_, s) in enumerate(rest) if k not in once], offset,
                              {rest[k][0] for k in once})
     # a source is made where the graph made it: after the statements that compute its arguments
     before_loop = sorted([*readers_at.items(), *(rest[k] for k in once), *made_once], key=lambda item: item[0])
-    setup += [s for _, s in before_loop]
+    setup += [s for _, s in before_loop if replacements.get(id(s), [s])]
     body = [new for k, (_, s) in enumerate(rest) if k not in once for new in replacements.get(id(s), [s])]
     body[0] = body[0].with_changes(leading_lines=[])  # the loop's first line follows the loop's header
     if plan.checkpointing:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from ..scopes import function_locals
 from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, Graph, ModuleFacts, is_pipeline_target, iterated_pipeline, iterator_decorator
@@ -42,8 +43,10 @@ EXECUTION_ONLY_ARGS = frozenset({
 FLAG_ARGS = {"enable_conditionals": "DM011", "enable_checkpointing": "DM013"}
 CALL_SITE_ARGS = frozenset({"enable_checkpointing", "checkpoint"})
 # epoch_size/reader_meta are planned in reader_meta.py, which blocks what it cannot rewrite
-SUPPORTED_PIPE_METHODS = frozenset({"build", "run", "outputs", "share_outputs", "epoch_size", "reader_meta",
-                                    "checkpoint"})
+# ``reset()`` restarts a pipeline only after its external sources raised StopIteration: without
+# sources it does nothing, and goes with ``build()`` (a pipeline with sources is blocked)
+SUPPORTED_PIPE_METHODS = frozenset({"build", "reset", "run", "outputs", "share_outputs", "epoch_size",
+                                    "reader_meta", "checkpoint"})
 UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor"})
 METHOD_RULES = {
     "schedule_run": "DM003", "release_outputs": "DM003", "checkpoint": "DM013", "serialize": "DM014", "feed_input": "DM012",
@@ -85,6 +88,10 @@ class PipelinePlan:
     # a legacy subclass (subclass.Subclass) the function was made from: other modules call the class
     subclass: object = None
     capture: bool = False  # its reader's epochs run with next_epoch(capture=True) (Config.capture)
+    # ``Pipeline.current().max_batch_size`` reads (ids): the generator's ``batch_size``; and the
+    # graph statements that only named the current pipeline or copied its batch size (dropped)
+    batch_size_reads: set[int] = field(default_factory=set)
+    dropped_statements: set[int] = field(default_factory=set)
 
     @property
     def migratable(self) -> bool:
@@ -126,6 +133,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     for arg in positional:
         plan.block("DM001", arg, "positional `@pipeline_def` arguments: pass them by keyword")
     _check_pipeline_args(plan, keywords, graph.decorator)
+    _plan_current_pipeline(plan)
     _check_serialized(plan, facts)
     _check_calls(plan, facts)
     _check_called_parameters(plan, facts)
@@ -328,6 +336,99 @@ def _check_body(plan: PipelinePlan) -> None:
     for name in MAPPED_PIPELINE_ARGS:
         if name in taken:
             plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
+    kept = [s for s in body if id(s) not in plan.dropped_statements]
+    bound = function_locals(plan.function.with_changes(body=plan.function.body.with_changes(body=kept)))
+    for name in sorted(set(MAPPED_PIPELINE_ARGS) & (bound - taken)):
+        plan.block("DM001", plan.function, f"the graph binds `{name}`, the name the migrated generator gives "
+                                           f"its `{name}=` parameter and reads for its reader and RNG: rename it")
+
+
+CURRENT_PIPELINE = frozenset({"nvidia.dali.Pipeline.current", "nvidia.dali.pipeline.Pipeline.current"})
+BATCH_SIZE_ATTRIBUTES = frozenset({"max_batch_size", "batch_size"})
+
+
+def _plan_current_pipeline(plan: PipelinePlan) -> None:
+    """``Pipeline.current()`` in a graph is the pipeline being defined, which dynamic mode does not
+    have. Its ``max_batch_size`` is the generator's ``batch_size``: read directly, or through a
+    name the graph binds to it once at its top and uses for nothing else."""
+    current = [c for c in plan.calls if c.qualname in CURRENT_PIPELINE]
+    if not current:
+        return
+    plan.calls = [c for c in plan.calls if c not in current]
+    uses = _CurrentPipelineUses({id(c.node) for c in current})
+    walk(plan.function.body, uses)
+    reads, aliases = set(uses.direct_reads), {}
+    for statement in plan.function.body.body:
+        alias = _current_pipeline_alias(statement, uses.calls)
+        if alias is not None:
+            aliases[alias] = statement
+    alias_reads = {name: uses.alias_reads(name) for name in aliases}
+    for call in current:
+        alias = next((n for n, s in aliases.items() if id(call.node) in node_ids(s)), None)
+        if id(call.node) in uses.read_calls or alias is not None and alias_reads[alias] is not None:
+            continue
+        plan.block("DM001", call.node, "`Pipeline.current()` is the pipeline being defined, which dynamic mode "
+                                       "does not have: only its `max_batch_size` (the generator's "
+                                       "`batch_size`) has a migration")
+        return
+    for name, statement in aliases.items():
+        reads |= alias_reads[name]
+        plan.dropped_statements.add(id(statement))
+    plan.batch_size_reads = reads
+    for statement in plan.function.body.body:  # ``batch_size = pipe.max_batch_size``: it is already
+        if _copies_batch_size(statement, reads):
+            plan.dropped_statements.add(id(statement))
+
+
+def _current_pipeline_alias(statement: cst.BaseStatement, calls: set[int]) -> str | None:
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    assign = statement.body[0]
+    if (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+            and id(assign.value) in calls):
+        return assign.targets[0].target.value
+    return None
+
+
+def _copies_batch_size(statement: cst.BaseStatement, reads: set[int]) -> bool:
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    assign = statement.body[0]
+    return (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and id(assign.value) in reads
+            and isinstance(assign.targets[0].target, cst.Name) and assign.targets[0].target.value == "batch_size")
+
+
+class _CurrentPipelineUses(Visitor):
+    """``Pipeline.current().max_batch_size`` reads, and every name read with the attributes read
+    from it, so that an alias of the current pipeline can be checked for other uses."""
+
+    def __init__(self, calls: set[int]) -> None:
+        self.calls = calls
+        self.direct_reads: list[int] = []
+        self.read_calls: set[int] = set()
+        self.names: dict[str, list[cst.Name]] = {}
+        self.attributes: dict[int, cst.Attribute] = {}  # id(name read) -> its attribute
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value not in BATCH_SIZE_ATTRIBUTES:
+            return
+        if id(node.value) in self.calls:
+            self.direct_reads.append(id(node))
+            self.read_calls.add(id(node.value))
+        elif isinstance(node.value, cst.Name):
+            self.attributes[id(node.value)] = node
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.setdefault(node.value, []).append(node)
+
+    def alias_reads(self, name: str) -> set[int] | None:
+        """The attribute reads of ``name`` (None: it is used some other way too). Its binding is
+        one of the names seen, and an attribute's own name is another."""
+        seen = self.names.get(name, [])
+        reads = {id(self.attributes[id(n)]) for n in seen if id(n) in self.attributes}
+        attribute_names = {id(a.attr) for a in self.attributes.values()}
+        others = [n for n in seen if id(n) not in self.attributes and id(n) not in attribute_names]
+        return reads if len(others) == 1 else None
 
 
 def _check_called_parameters(plan: PipelinePlan, facts: ModuleFacts) -> None:
@@ -612,7 +713,10 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
         plan.block("DM013", plan.function, "checkpointing a pipeline with `external_source`: ndd keeps no "
                                            "state of the source; save its position yourself")
     for site in facts.pipeline_method_calls:
-        if site.origin in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
+        if site.origin in plan.pipe_vars and site.detail == "reset" and plan.sources:
+            plan.block("DM003", site.node, f"`{site.name}.reset()` starts the sources' next epoch after they "
+                                           "ended one: needs a manual migration")
+        elif site.origin in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
             code = METHOD_RULES.get(site.detail, "DM003")
             plan.block(code, site.node, _method_reason(site))
         elif site.name == f"{name}()":  # ``train_pipe().serialize()``: a pipeline never bound
@@ -637,7 +741,9 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
                                       f"{NOT_FOLLOWED}; move them by hand: store a generator for each "
                                       "instead (read several together with `zip`)")
         else:
-            plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value; migrate that use by hand")
+            context = getattr(strays, "context", {}).get(id(node))
+            where = f" in `{context}`" if context else ""
+            plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value{where}; migrate that use by hand")
 
 
 GRAPH_CONSUMERS = {"tf": "TensorFlow", "mxnet": "MXNet", "paddle": "PaddlePaddle"}
@@ -786,8 +892,10 @@ class _StrayReferenceFinder(Visitor):
         self.accounted = accounted
         self.facts = facts
         self.found: dict[str, list[cst.CSTNode]] = Strays()
+        self.stack: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(node)
         if id(node) in self.accounted:
             return False
         for element in _container_elements(node):  # ``[make(shard_id=i) for i in range(n)]``
@@ -803,10 +911,30 @@ class _StrayReferenceFinder(Visitor):
             key = self.facts.pipeline_refs.get(id(node), node.value)
             if key is not None:  # None: a function's own name, not the pipeline variable
                 self.found.setdefault(key, []).append(node)
+                self.found.context[id(node)] = _use_context(self.stack)
         if isinstance(node, cst.Attribute) and dotted_name(node) in self.names:  # ``pipelines.train``
             self.found.setdefault(dotted_name(node), []).append(node)
             return False
+        if isinstance(node, cst.Attribute):
+            self.accounted.add(id(node.attr))  # ``data.pipe`` reads an attribute, not the variable
         return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+def _use_context(stack: list[cst.CSTNode]) -> str:
+    """The call or simple statement a stray name is part of (``stats(pipe)``), as code, for a
+    TODO that may be written elsewhere (above a ``with pipe:`` graph)."""
+    for node in reversed(stack[:-1]):
+        if isinstance(node, cst.BaseCompoundStatement):
+            return ""
+        if isinstance(node, cst.Call) and node.func is stack[-1]:
+            continue  # the pipeline function called: where its pipeline goes says more
+        if isinstance(node, (cst.Call, cst.BaseSmallStatement)):
+            code = " ".join(cst.Module([]).code_for_node(node).split())
+            return code if len(code) <= 60 else code[:57] + "..."
+    return ""
 
 
 class Strays(dict):
@@ -817,6 +945,7 @@ class Strays(dict):
         super().__init__()
         self.in_containers: set[int] = set()
         self.in_iterators: dict[int, str] = {}  # id(name) -> the iterator it is made in
+        self.context: dict[int, str] = {}  # id(name) -> the code it is used in (_use_context)
 
 
 def _container_elements(node: cst.CSTNode) -> list[cst.BaseExpression]:

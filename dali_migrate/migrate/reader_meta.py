@@ -270,6 +270,9 @@ def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) 
     """The ``var = graph(...)`` in force where ``site`` uses ``var``: the only one in its
     function, or the last before it where all stand directly in the function's body. None where
     that binding is of another pipeline. ``calls`` bind ``var`` to any pipeline."""
+    if "#p" in var:  # a parameter (pipeline_parameters.py): the pipeline was made by the caller
+        raise NotMigratable("called in a function the pipeline is handed to; the migrated pipeline gives its "
+                            "reader's metadata where it is created: look it up there and pass the number in")
     here = [call for call in calls if places.scope(call) is places.scope(site.node)]
     before = [call for call in here if places.order(call) < places.order(site.node)]
     if len(here) == 1:

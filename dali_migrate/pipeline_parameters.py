@@ -47,13 +47,17 @@ def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
                              pipeline_functions: frozenset[str] = frozenset()) -> list[PipelineParameter]:
     """``pipeline_functions``: names of pipeline functions other modules define."""
     functions = _plain_functions(module)
+    if not functions:
+        return []
     pipelines = set(pipeline_functions) | _decorated_pipelines(module, imports)
-    if not functions or not pipelines:
+    if not pipelines:
         return []
     uses = References(set(functions))
     walk(module, uses)
-    scopes = _CallScopes()
-    walk(module, scopes)
+    # names some statement binds to a pipeline: only those are worth following to their scope
+    candidates = {name for statement in _statements(module.body) for name, value in _assignments(statement)
+                  if isinstance(value, cst.Call) and dotted_name(value.func) in pipelines}
+    scopes = None
     found = []
     for name, function in functions.items():
         calls = uses.calls.get(name, [])
@@ -61,6 +65,11 @@ def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
             continue
         for param in all_params(function.params):
             passed = [passed_argument(call, function, param.name.value) for call in calls]
+            if not all(isinstance(p, cst.Call) or isinstance(p, cst.Name) and p.value in candidates for p in passed):
+                continue
+            if scopes is None and any(isinstance(p, cst.Name) for p in passed):
+                scopes = _CallScopes()
+                walk(module, scopes)
             made = [[p] if isinstance(p, cst.Call) else _made_by(p, scopes.of(call), module)
                     for p, call in zip(passed, calls)]
             if all(m and all(dotted_name(c.func) in pipelines for c in m) for m in made):
@@ -175,47 +184,60 @@ def _decorated_pipelines(module: cst.Module, imports: ImportTable) -> set[str]:
     """Pipeline functions, top-level or not (a ``with pipe:`` graph in a function or under
     ``if __name__ == "__main__":`` becomes one there), and the module's functions that return
     what one of them makes (``def build(...): ...; return pipe``)."""
-    definitions = _Definitions()
-    walk(module, definitions)
-    pipelines = {f.name.value for f in definitions.found if pipeline_def_decorator(f, imports) is not None}
+    pipelines = {s.name.value for s in _statements(module.body)
+                 if isinstance(s, cst.FunctionDef) and s.decorators and pipeline_def_decorator(s, imports) is not None}
+    if not pipelines:
+        return pipelines
     return pipelines | {statement.name.value for statement in module.body
                         if isinstance(statement, cst.FunctionDef) and _returns_a_pipeline(statement, pipelines)}
 
 
-class _Definitions(Visitor):
-    def __init__(self) -> None:
-        self.found: list[cst.FunctionDef] = []
+def _statements(statements, into_functions: bool = True):
+    """Every statement of ``statements`` and of the blocks inside them, expressions unread
+    (cheaper than a walk of every node); not the bodies of functions unless ``into_functions``."""
+    for statement in statements:
+        yield statement
+        if into_functions or not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            yield from _statements(_inner_statements(statement), into_functions)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.found.append(node)
+
+def _inner_statements(node: cst.CSTNode) -> list:
+    """The statements of a compound statement's blocks (``else``, handlers and ``elif`` too)."""
+    if isinstance(node, cst.SimpleStatementLine):
+        return []
+    inner = []
+    body = getattr(node, "body", None)
+    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        inner += body.body
+    for part in (getattr(node, "orelse", None), getattr(node, "finalbody", None)):
+        if part is not None:
+            inner += _inner_statements(part)
+    for part in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
+        inner += _inner_statements(part)
+    return inner
+
+
+def _small_statements(statement) -> list:
+    return list(statement.body) if isinstance(statement, cst.SimpleStatementLine) else [statement]
+
+
+def _assignments(statement) -> list[tuple[str, cst.BaseExpression]]:
+    """``name = value`` in a statement (one target, a plain name)."""
+    return [(small.targets[0].target.value, small.value) for small in _small_statements(statement)
+            if isinstance(small, cst.Assign) and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)]
 
 
 def _returns_a_pipeline(function: cst.FunctionDef, pipelines: set[str]) -> bool:
-    returns = _Returns()
-    walk(function.body, returns)
-    if not returns.values:
+    returned = [small.value for statement in _statements(function.body.body, into_functions=False)
+                for small in _small_statements(statement) if isinstance(small, cst.Return)]
+    if not returned:
         return False
-    for value in returns.values:
+    for value in returned:
         made = _made_by(value, function, cst.Module([])) if isinstance(value, cst.Name) else [value]
         if not made or not all(isinstance(c, cst.Call) and dotted_name(c.func) in pipelines for c in made):
             return False
     return True
-
-
-class _Returns(Visitor):
-    """The values a function returns (not those of the functions it defines)."""
-
-    def __init__(self) -> None:
-        self.values: list[cst.BaseExpression | None] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.values.append(node.value)
 
 
 def passed_argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:

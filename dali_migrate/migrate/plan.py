@@ -92,6 +92,9 @@ class PipelinePlan:
     # graph statements that only named the current pipeline or copied its batch size (dropped)
     batch_size_reads: set[int] = field(default_factory=set)
     dropped_statements: set[int] = field(default_factory=set)
+    # names the graph reads from the module that its generator's parameters of the same name and
+    # default stand for: a caller must not pass another value (``_check_generator_names``)
+    fixed_params: set[str] = field(default_factory=set)
 
     @property
     def migratable(self) -> bool:
@@ -144,6 +147,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_device_variables(plan)
     _check_call_sites(plan, facts, strays)
     plan.params = _mapped_params(plan, keywords)
+    _check_generator_names(plan)
     return plan
 
 
@@ -162,6 +166,12 @@ def plan_imported_pipeline(defined: PipelinePlan, local: str, facts: ModuleFacts
     plan = replace(defined, graph=replace(defined.graph, name=local), blockers=[], pipe_vars=[],
                    factory_calls=[], imported=True)
     _check_call_sites(plan, facts, strays)
+    for call in plan.factory_calls:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in defined.fixed_params:
+                plan.block("DM001", arg, f"a call passes `{arg.keyword.value}=`, and the graph reads its module's "
+                                         f"`{arg.keyword.value}`, which that value does not change in pipeline mode "
+                                         "and would replace once migrated")
     if defined.subclass is not None:  # calls that keyword_calls could not name stay as the class took them
         for call in plan.factory_calls:
             if any(a.keyword is None for a in call.args):
@@ -336,11 +346,44 @@ def _check_body(plan: PipelinePlan) -> None:
     for name in MAPPED_PIPELINE_ARGS:
         if name in taken:
             plan.block("DM001", plan.function, f"the graph already has a parameter `{name}`")
-    kept = [s for s in body if id(s) not in plan.dropped_statements]
-    bound = function_locals(plan.function.with_changes(body=plan.function.body.with_changes(body=kept)))
-    for name in sorted(set(MAPPED_PIPELINE_ARGS) & (bound - taken)):
-        plan.block("DM001", plan.function, f"the graph binds `{name}`, the name the migrated generator gives "
-                                           f"its `{name}=` parameter and reads for its reader and RNG: rename it")
+
+
+def _check_generator_names(plan: PipelinePlan) -> None:
+    """The generator takes ``batch_size=``, ``seed=``, ... as parameters and reads them for its
+    reader, RNG and context: a graph that binds one of those names itself would change what they
+    read, and one that reads it from the module would read the parameter instead."""
+    body = [s for s in plan.function.body.body if id(s) not in plan.dropped_statements]
+    graph = plan.function.with_changes(body=plan.function.body.with_changes(body=body))
+    local = function_locals(graph)
+    # ``batch_size = Pipeline.current().max_batch_size`` is dropped, and what reads it reads the parameter
+    with_dropped = function_locals(plan.function)
+    loaded = scope_names([graph.body]).loaded
+    params = {p.name.value for p in all_params(plan.function.params)}
+    for name in plan.params:
+        if name in local - params:
+            plan.block("DM001", plan.function, f"the graph binds `{name}`, the name of the migrated generator's "
+                                               f"`{name}=` parameter, which its reader and RNG read: rename it")
+        elif name in loaded - with_dropped and not _reads_its_own_parameter(plan, name):
+            plan.block("DM001", plan.function, f"the graph reads `{name}` from outside it, and the migrated "
+                                               f"generator's `{name}=` parameter would hide that value: rename it")
+
+
+def _reads_its_own_parameter(plan: PipelinePlan, name: str) -> bool:
+    """What the graph reads as ``name`` is what the generator's parameter holds: a converted
+    subclass read ``self.batch_size`` there; or the pipeline's default is that very name
+    (``@pipeline_def(batch_size=batch_size)``) and no call gives another."""
+    from .normalize import SYNTHETIC_DECORATOR
+
+    default = plan.pipeline_args.get(name)
+    decorator = plan.graph.decorator.decorator if plan.graph.decorator is not None else None
+    decorator = decorator.func if isinstance(decorator, cst.Call) else decorator
+    if default is None:
+        return isinstance(decorator, cst.Name) and decorator.value == SYNTHETIC_DECORATOR
+    overridden = any(a.keyword is not None and a.keyword.value == name for c in plan.factory_calls for a in c.args)
+    if isinstance(default, cst.Name) and default.value == name and not overridden:
+        plan.fixed_params.add(name)
+        return True
+    return False
 
 
 CURRENT_PIPELINE = frozenset({"nvidia.dali.Pipeline.current", "nvidia.dali.pipeline.Pipeline.current"})

@@ -1,0 +1,77 @@
+"""The migrated generator takes `batch_size=`, `seed=`, ... and reads those names for its reader,
+RNG and context. A graph that binds one of them, or reads the module's variable of that name,
+would get another value once migrated: such a pipeline is kept, unless the names provably hold
+the same value (the pipeline's default is that very variable and no call passes another)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import unwrapped_todos
+from dali_migrate.config import Config
+from dali_migrate.engine import migrate_source
+from dali_migrate.runner import run_migrate
+
+GRAPH = '''import numpy as np
+from nvidia.dali import fn, pipeline_def, types
+
+seed = 1234
+batch_size = 4
+
+
+def numbers():
+    while True:
+        yield [np.array([k], dtype=np.int32) for k in range(2)]
+
+
+@pipeline_def({decorator})
+def shifted():
+{body}
+'''
+CASES = {  # decorator, body, call -> kept with this reason (None: migrated)
+    "binds batch_size": ("batch_size=2, num_threads=1, device_id=None",
+                         "    data = fn.external_source(source=numbers, dtype=types.INT32)\n    batch_size = 10\n"
+                         "    return data + batch_size", "shifted()", "the graph binds `batch_size`"),
+    "reads the module's seed": ("batch_size=2, num_threads=1, device_id=None, seed=7",
+                                "    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
+                                "    return data + seed", "shifted()", "the graph reads `seed` from outside it"),
+    "the default is that name": ("batch_size=batch_size, num_threads=1, device_id=None",
+                                 "    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
+                                 "    return data + batch_size", "shifted()", None),
+    "a call passes another value": ("batch_size=batch_size, num_threads=1, device_id=None",
+                                    "    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
+                                    "    return data + batch_size", "shifted(batch_size=2)",
+                                    "the graph reads `batch_size` from outside it"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_names_the_generator_takes(case):
+    decorator, body, call, reason = CASES[case]
+    source = GRAPH.format(decorator=decorator, body=body) + f"\npipe = {call}\npipe.build()\nprint(pipe.run())\n"
+    result = migrate_source(source.encode(), "names.py", Config())
+    assert result.error is None
+    [(name, reasons)] = result.pipelines
+    if reason is None:
+        assert reasons == [] and "def shifted(*, batch_size=batch_size" in result.new_source.decode()
+    else:
+        assert any(r.startswith(reason) for r in reasons), reasons
+
+
+def test_an_importer_that_passes_the_name_the_graph_reads_keeps_the_pipeline(tmp_path: Path):
+    defining = GRAPH.format(decorator="batch_size=batch_size, num_threads=1, device_id=None",
+                            body="    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
+                                 "    return data + batch_size")
+    (tmp_path / "graphs.py").write_text(defining)
+    (tmp_path / "train.py").write_text("from graphs import shifted\n\npipe = shifted(batch_size=2)\npipe.build()\n"
+                                       "print(pipe.run())\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    results = run_migrate([tmp_path / "graphs.py", tmp_path / "train.py"], Config(), write=True)
+    assert all(r.error is None for r in results)
+    assert "pipe.build()" in (tmp_path / "train.py").read_text()
+    kept = unwrapped_todos((tmp_path / "graphs.py").read_text())
+    assert "@pipeline_def" in kept
+    assert "a call passes `batch_size=`, and the graph reads its module's `batch_size`" in kept

@@ -173,3 +173,27 @@ def test_an_added_keyword_follows_the_layout_of_the_arguments(call, expected):
     node = cst.parse_expression(call)
     added = node.with_changes(args=append_keyword(list(node.args), "seed", cst.Name("seed")))
     assert cst.Module([]).code_for_node(added) == expected
+
+
+PAIRED_READERS = '''"""Images and their masks."""
+import argparse
+import os
+import sys
+
+from nvidia.dali import fn, pipeline_def
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def pairs(root):
+    images = fn.readers.numpy(file_root=root, file_filter="*_img.npy")
+    masks = fn.readers.numpy(file_root=root, file_filter="*_lbl.npy")
+    return images, masks
+'''
+
+
+def test_an_added_standard_library_import_is_placed_as_isort_would():
+    result = migrate_file(PAIRED_READERS.encode(), "pairs.py", Config())
+    assert result.error is None
+    head = result.new_source.decode().split("\n\n\n")[0]
+    assert head.endswith('import argparse\nimport itertools\nimport os\nimport sys\n\n'
+                         'import nvidia.dali.experimental.dynamic as ndd')

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import libcst as cst
@@ -135,8 +136,42 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
     if pending.numpy:
         body.insert(_first_code_index(body), cst.parse_statement("import numpy as np\n"))
     if need_itertools and "itertools" not in bound:
-        body.insert(_first_code_index(body), cst.parse_statement("import itertools\n"))
+        _insert_stdlib_import(body, "itertools")
     return module.with_changes(body=body)
+
+
+def _insert_stdlib_import(body: list[cst.BaseStatement], name: str) -> None:
+    """``import name`` in alphabetical order among the module's first standard-library
+    ``import x`` lines, as isort places it (at the first code line where there are none)."""
+    first = _first_code_index(body)
+    stdlib = []
+    for index in range(first, len(body)):
+        module = _plain_import(body[index])
+        if module is None:
+            break
+        if module.split(".")[0] in sys.stdlib_module_names:
+            stdlib.append((index, module))
+    statement = cst.parse_statement(f"import {name}\n")
+    later = [index for index, module in stdlib if module > name]
+    if later:
+        position = later[0]
+        statement = statement.with_changes(leading_lines=body[position].leading_lines)
+        body[position] = body[position].with_changes(leading_lines=[])
+    else:
+        position = stdlib[-1][0] + 1 if stdlib else first
+    body.insert(position, statement)
+
+
+def _plain_import(statement: cst.BaseStatement) -> str | None:
+    """``x.y`` for an ``import x.y`` line (a ``from`` import gives ""; None: not an import)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if isinstance(small, IMPORT_FROM_TYPES):
+        return ""
+    if isinstance(small, IMPORT_TYPES) and len(small.names) == 1:
+        return cst.Module([]).code_for_node(small.names[0].name)
+    return None
 
 
 def _fixed_import_lines(statements, used: set[str], pending: _Pending) -> list[cst.BaseStatement]:

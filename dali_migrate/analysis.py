@@ -124,6 +124,9 @@ class ModuleFacts:
     output_helpers: dict[str, object] = field(default_factory=dict)
     # outputs passed to calls of a plain name (``show_images(images)``): (call, argument, escape)
     output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = field(default_factory=list)
+    # legacy operator objects bound to a name: ``decode = ops.decoders.Image(...)`` (the name, as
+    # spelled: ``decode``, ``self.decode``) -> the constructor call
+    operator_objects: dict[str, cst.Call] = field(default_factory=dict)
 
     @property
     def uses_dali(self) -> bool:
@@ -459,6 +462,12 @@ class _FactCollector(Visitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == "None":
             self.facts.none_targets.update(id(t.target) for t in node.targets)
+        if isinstance(node.value, cst.Call) and (self.facts.imports.resolve(node.value.func) or "").startswith(
+                "nvidia.dali.ops."):
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name is not None:
+                    self.facts.operator_objects[name] = node.value
         for target in node.targets:
             if self._record_binding(target.target, node.value):
                 self.output_assignments.add(id(node))

@@ -139,6 +139,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _plan_current_pipeline(plan)
     _check_serialized(plan, facts)
     _check_calls(plan, facts)
+    _check_operator_objects(plan, facts)
     _check_called_parameters(plan, facts)
     _check_body(plan)
     _check_outside_state(plan)
@@ -472,6 +473,18 @@ class _CurrentPipelineUses(Visitor):
         attribute_names = {id(a.attr) for a in self.attributes.values()}
         others = [n for n in seen if id(n) not in self.attributes and id(n) not in attribute_names]
         return reads if len(others) == 1 else None
+
+
+def _check_operator_objects(plan: PipelinePlan, facts: ModuleFacts) -> None:
+    """A graph that calls a legacy operator object made outside it (``decode = ops.decoders.
+    Image(...)`` before ``with pipe:``): migrated, the call would still build a graph node."""
+    if not facts.operator_objects:
+        return
+    for call in calls_named(plan.function, set(facts.operator_objects)):
+        name = dotted_name(call.func)
+        made = cst.Module([]).code_for_node(facts.operator_objects[name].func)
+        plan.block("DM009", call, f"`{name}(...)` calls a legacy operator object made outside the graph "
+                                  f"(`{name} = {made}(...)`): call its `fn` function in the graph instead")
 
 
 def _check_called_parameters(plan: PipelinePlan, facts: ModuleFacts) -> None:

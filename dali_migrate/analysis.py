@@ -567,7 +567,7 @@ class _FactCollector(Visitor):
                 self._bind_tensorlists(names, dotted_name(value.value))
         elif _is_method_call(value, "as_tensor") and self._is_tensorlist(value.func.value) and len(names) == 1:
             self.facts.dense_tensors.add(names[0])  # ``labels_tensor = labels.as_tensor()``
-            origin = self.facts.output_origin.get(dotted_name(value.func.value) or "")
+            origin = self._tensorlist_origin(value.func.value)[1]  # ``out[0].as_tensor()`` too
             if origin is not None:
                 self.facts.output_origin[names[0]] = origin
         elif _is_method_call(value, "as_cpu") and self._is_tensorlist(value.func.value) and len(names) == 1:
@@ -712,6 +712,15 @@ class _FactCollector(Visitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "shape" and _is_method_call(node.value, "at") and self._is_tensorlist(node.value.func.value):
             self.facts.sample_shapes.add(id(node.value))
+        elif node.attr.value == "dtype" and self._holds_dali_dtype(node.value):
+            self._tensorlist_use(node, node.value, "dtype")
+
+    def _holds_dali_dtype(self, value: cst.BaseExpression) -> bool:
+        """An output, one of its samples (``out[i]``) or its dense tensor: their ``dtype`` is a
+        ``DALIDataType``, where an ndd Batch's or Tensor's is an ndd type (``.type_id`` is it)."""
+        if isinstance(value, cst.Subscript) and self._is_tensorlist(value.value):
+            return True
+        return self._is_tensorlist(value) or dotted_name(value) in self.facts.dense_tensors
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if self.graph is not None and isinstance(node.value, cst.Name) and node.value.value in self.graph.feature_dicts:

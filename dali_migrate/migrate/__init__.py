@@ -174,6 +174,8 @@ class Migrator(Transformer):
     def leave_Attribute(self, original_node: cst.Attribute | cst.Name, updated_node) -> cst.BaseExpression:
         if id(original_node) in self.batch_size_reads:
             return cst.Name("batch_size")
+        if isinstance(original_node, cst.Attribute) and id(original_node) in self.call_sites.output_uses:
+            return self.call_sites.rewrite_attribute(original_node, updated_node)
         return self.op_rewriter.leave_Attribute(original_node, updated_node)  # data type constants
 
     leave_Name = leave_Attribute

@@ -152,6 +152,12 @@ class CallSiteRewrites:
             return argument
         return argument.with_changes(value=argument.value.with_changes(lpar=[], rpar=[]))
 
+    def rewrite_attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        """``out.dtype`` -> ``out.dtype.type_id``: the ``DALIDataType`` the TensorList gave."""
+        if self.output_uses.get(id(original)) != "dtype":
+            return updated
+        return _attr(updated, "type_id")
+
     def rewrite_subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
         if self.output_uses.get(id(original)) != "[]":
             return updated

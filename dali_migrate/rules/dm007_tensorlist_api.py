@@ -20,8 +20,10 @@ REPLACEMENTS = {
     "as_reshaped_tensor": "`ndd.as_tensor(out)` and a reshape",
     "is_dense_tensor": "`len(set(out.shape)) <= 1`",
     "feed_ndarray": "`tensor.copy_(ndd.as_tensor(out).torch())`",
+    "dtype": "`.dtype.type_id` (an ndd value's `dtype` is an ndd type; `type_id` is the `DALIDataType`)",
 }
-SPELLED = {"[]": "out[i]", "tensor_shape": "as_tensor().shape()", "feed_ndarray": "feed_ndarray(out, tensor)"}
+SPELLED = {"[]": "out[i]", "tensor_shape": "as_tensor().shape()", "feed_ndarray": "feed_ndarray(out, tensor)",
+           "dtype": "out.dtype"}
 
 
 class TensorListApi(Rule):
@@ -52,6 +54,8 @@ class TensorListApi(Rule):
     Safe: each replacement returns the same data. `at(i)` keeps returning a NumPy array.
     `is_dense_tensor()` becomes "every sample has one shape": pipeline outputs are stored
     contiguously (measured on DALI 2.4, CPU), so that is when a pipeline output was dense.
+    `out.dtype` (also of a sample or of `as_tensor()`) becomes `out.dtype.type_id`: the same
+    `DALIDataType`, which prints and compares as before (`== types.UINT8`).
     `as_reshaped_tensor` is marked with a TODO. `feed_ndarray(out, tensor)` (PyTorch plugin)
     becomes `tensor.copy_(out.torch())`: the same copy into the same tensor, which it returns;
     `feed_ndarray` refused a tensor of another size or dtype, and code that ran did not give one.

@@ -40,6 +40,9 @@ class OpTable:
         self.ndd_unsupported_args = frozenset(raw["ndd_unsupported_args"])
         self.ndd_dtypes: dict[str, str] = raw.get("ndd_dtypes", {})  # ``FLOAT`` -> ``float32``
         self.ndd_math = frozenset(raw.get("ndd_math", ()))  # ``nvidia.dali.math.clamp`` -> ``ndd.math.clamp``
+        # what an ndd Batch / Tensor has (``tensors``, ``select``, ``shape``, ...), for the audit
+        self.ndd_batch_attributes = frozenset(raw.get("ndd_batch_attributes", ()))
+        self.ndd_tensor_attributes = frozenset(raw.get("ndd_tensor_attributes", ()))
         self.ops = [_op_from_json(entry) for entry in raw["ops"].values()]
         self._by_fn = {op.fn: op for op in self.ops if op.fn}
         self._by_class = {op.ops_class: op for op in self.ops}

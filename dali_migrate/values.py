@@ -433,6 +433,10 @@ class ValueModel(ast.NodeVisitor):
         elif receiver.kind in (OUTPUTS, "tuple") and node.attr in BATCH_ONLY_ATTRIBUTES:
             self.report("DM018", f"`.{node.attr}` on a tuple of a pipeline's outputs, not on one ndd Batch: "
                                  "pick the output first", node, receiver)
+        elif receiver.kind in (BATCH, TENSOR) and _not_an_ndd_attribute(node.attr, receiver.kind):
+            what = "Batch" if receiver.kind == BATCH else "Tensor"
+            self.report("DM018", f"`.{node.attr}` is not an attribute of an ndd {what} (TensorList API of "
+                                 "pipeline mode?): see the dynamic-mode guide", node, receiver)
 
     def value_Tuple(self, node: ast.Tuple | ast.List) -> Value | None:
         items = tuple(self.value(e) for e in node.elts)
@@ -648,6 +652,18 @@ class ValueModel(ast.NodeVisitor):
 
 
 TENSORLIST_ONLY = frozenset({"at", "as_array", "as_cpu", "as_tensor", "as_reshaped_tensor", "is_dense_tensor"})
+
+
+def _not_an_ndd_attribute(name: str, kind: str) -> bool:
+    """``name`` is public and the installed ndd's Batch/Tensor lacks it (op table). TensorList
+    methods are reported where they are called, with their ndd spelling."""
+    from .optable import load_op_table
+
+    if name.startswith("_") or name in TENSORLIST_ONLY:
+        return False
+    table = load_op_table()
+    known = table.ndd_batch_attributes if kind == BATCH else table.ndd_tensor_attributes
+    return bool(known) and name not in known
 NDD_SPELLING = {
     "at": "`np.asarray(batch.select(i))`",
     "as_array": "`np.asarray(ndd.as_tensor(batch))`",

@@ -134,6 +134,14 @@ def ndd_math() -> list[str]:
                   and callable(getattr(ndd.math, name, None)))
 
 
+def ndd_public_attributes(class_name: str) -> list[str]:
+    """The public attributes (methods and properties) of ``ndd.<class_name>``: what the audit
+    lets migrated code use on an ndd Batch or Tensor."""
+    import nvidia.dali.experimental.dynamic as ndd
+
+    return sorted(name for name in dir(getattr(ndd, class_name)) if not name.startswith("_"))
+
+
 def all_schema_names() -> list[str]:
     from nvidia.dali.ops import _registry
 
@@ -156,6 +164,8 @@ def build_table() -> dict:
         "ndd_unsupported_args": list(NDD_UNSUPPORTED_ARGS),
         "ndd_dtypes": ndd_dtypes(),
         "ndd_math": ndd_math(),
+        "ndd_batch_attributes": ndd_public_attributes("Batch"),
+        "ndd_tensor_attributes": ndd_public_attributes("Tensor"),
         "ops": dict(sorted(ops.items())),
     }
 

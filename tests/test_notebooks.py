@@ -145,7 +145,7 @@ def test_a_framework_iterator_gets_its_loader_class_in_the_import_cell():
                 "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     migrated = json.loads(_migrate(_dump(notebook)).new_source)
     sources = ["".join(cell["source"]) for cell in migrated["cells"]]
-    assert sources[0].startswith("import torch\nimport nvidia.dali.experimental.dynamic as ndd\n")
+    assert sources[0].startswith("import nvidia.dali.experimental.dynamic as ndd\nimport torch\n")  # isort order
     assert "class DALITorchLoader:" in sources[0]
     assert "DALITorchLoader" not in sources[1] and sources[1].startswith("def pipe_def(")
     assert "loader = DALITorchLoader(pipe, [\"label\"]" in sources[2]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -118,6 +118,7 @@ class _Pending:
     ndd: bool
     numpy: bool
     types: list[str]
+    added: list[cst.SimpleStatementLine] = field(default_factory=list)  # the ``import x`` lines written
 
 
 def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
@@ -135,9 +136,38 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
         body.insert(_first_code_index(body), ndd_import())
     if pending.numpy:
         body.insert(_first_code_index(body), cst.parse_statement("import numpy as np\n"))
+    for added in pending.added:
+        _place_as_isort(body, added)
     if need_itertools and "itertools" not in bound:
         _insert_stdlib_import(body, "itertools")
     return module.with_changes(body=body)
+
+
+def _place_as_isort(body: list[cst.BaseStatement], added: cst.SimpleStatementLine) -> None:
+    """An ``import x`` line written beside the DALI imports moves up, within its block of
+    imports, before the first plain ``import y`` of a third-party module that sorts after it
+    (``import torch``), as isort orders them."""
+    index = next((i for i, statement in enumerate(body) if statement is added), None)
+    if index is None:
+        return
+    name = _plain_import(added)
+    start = index
+    while start > 0 and _plain_import(body[start - 1]) is not None and not _starts_a_block(body[start]):
+        start -= 1
+    later = [i for i in range(start, index) if (_plain_import(body[i]) or "") > name
+             and _plain_import(body[i]).split(".")[0] not in sys.stdlib_module_names]
+    if not later:
+        return
+    target = later[0]
+    del body[index]
+    if added.leading_lines and index < len(body):  # its comments stay where they were
+        body[index] = body[index].with_changes(leading_lines=[*added.leading_lines, *body[index].leading_lines])
+    body.insert(target, added.with_changes(leading_lines=body[target].leading_lines))
+    body[target + 1] = body[target + 1].with_changes(leading_lines=[])
+
+
+def _starts_a_block(statement: cst.BaseStatement) -> bool:
+    return any(line.comment is None for line in getattr(statement, "leading_lines", ()))
 
 
 def _insert_stdlib_import(body: list[cst.BaseStatement], name: str) -> None:
@@ -188,10 +218,12 @@ def _fixed_import_lines(statements, used: set[str], pending: _Pending) -> list[c
             body.append(cst.parse_statement("import numpy as np\n").with_changes(leading_lines=statement.leading_lines))
             statement = statement.with_changes(leading_lines=[])
             pending.numpy = False
+            pending.added.append(body[-1])
         if pending.ndd:
             body.append(ndd_import().with_changes(leading_lines=statement.leading_lines))
             statement = statement.with_changes(leading_lines=[])
             pending.ndd = False
+            pending.added.append(body[-1])
         if pending.types:
             body.append(cst.parse_statement(f"from nvidia.dali.types import {', '.join(pending.types)}\n"))
             pending.types = []

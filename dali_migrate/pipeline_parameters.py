@@ -116,7 +116,14 @@ def _made_by(passed: cst.BaseExpression | None, scope: cst.FunctionDef | None,
             return [] if bindings.other else bindings.values
     bindings = _Bindings(passed.value)
     walk(module, bindings)
-    return [] if bindings.other else bindings.values
+    if bindings.other or _declared_global_somewhere(module, passed.value):
+        return []  # a function may bind it to anything (``global pipe; pipe = None``)
+    return bindings.values
+
+
+def _declared_global_somewhere(module: cst.Module, name: str) -> bool:
+    return any(isinstance(small, cst.Global) and any(item.name.value == name for item in small.names)
+               for statement in _statements(module.body) for small in _small_statements(statement))
 
 
 class _Bindings(Visitor):

@@ -37,6 +37,8 @@ KEPT = {
     "rebound to something else": ("pipe = labels('a')\nshow(pipe, 1)\npipe = None\n", "show(pipe, 1)"),
     "a conditional value": ("root = 'a'\npipe = labels(root) if root else None\nshow(pipe, 1)\n",
                             "pipe = labels(root) if root else None"),
+    "a global a function rebinds": ("def reset():\n    global pipe\n    pipe = None\n\n\npipe = labels('a')\n"
+                                    "show(pipe, 1)\n", "show(pipe, 1)"),
     "a parameter of the caller": ("def main(pipe):\n    show(pipe, 1)\n\n\nmain(labels('a'))\n", "show(pipe, 1)"),
 }
 

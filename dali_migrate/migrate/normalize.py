@@ -34,7 +34,7 @@ from ..imports import ImportTable, dotted_name, import_table
 from ..optable import load_op_table
 from .base_classes import merged_with_base
 from .inline_pipelines import Hoist, hoist_inline_pipelines
-from .names import calls_named, scope_names, unique_name
+from .names import assigned_targets, calls_named, scope_names, unique_name
 from .ops import TIGHT_EQUAL
 from .subclass import (
     PIPELINE_POSITIONAL,
@@ -179,8 +179,11 @@ def _header_and_blocks(statement: cst.BaseCompoundStatement) -> tuple[list, list
 
 class _Normalizer(Transformer):
     def __init__(self, imports: ImportTable, taken: set[str], skip: set[int],
-                 subclasses: dict[int, Subclass], removed: set[int] = frozenset()) -> None:
+                 subclasses: dict[int, Subclass], removed: set[int] = frozenset(),
+                 attribute_uses: "_AttributeUses | None" = None) -> None:
         super().__init__()
+        self.attribute_uses = attribute_uses or _AttributeUses()
+        self.classes: list[cst.ClassDef] = []  # the classes being visited, innermost last
         self.removed = removed  # ids of base classes merged into their derived classes
         self.removed_before: list[tuple[cst.ClassDef, cst.BaseStatement]] = []  # (base, what follows it)
         self.imports = imports
@@ -193,7 +196,11 @@ class _Normalizer(Transformer):
         self.spaced: list[tuple[cst.Decorator, int]] = []  # graphs given blank lines above, how many
         self.reasons: dict[int, list] = {}  # id(``with`` statement) -> why it stays as written
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node)
+
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
+        self.classes.pop()
         subclass = self.subclasses.get(id(original_node))
         if subclass is None:
             return updated_node
@@ -328,10 +335,14 @@ class _Normalizer(Transformer):
         single = len(values) == 1 and isinstance(values[0], cst.Element)
         value = values[0].value if single else cst.Tuple(values, lpar=[], rpar=[])
         returned = last.with_changes(body=[cst.Return(value=value)])
+        body = statement.body.with_changes(body=[*statement.body.body[:-1], returned])
+        locals_for = self._graph_only_attributes(original[with_index])
+        if locals_for:
+            body = body.visit(_AttributesAsNames(locals_for))
         function = cst.FunctionDef(
             name=cst.Name(name),
             params=cst.Parameters(),
-            body=statement.body.with_changes(body=[*statement.body.body[:-1], returned]),
+            body=body,
             decorators=[decorator],
             lines_after_decorators=statement.leading_lines,
         )
@@ -340,6 +351,98 @@ class _Normalizer(Transformer):
                                            pipe, module_level))
         self.added.append(binding)
         return [*updated[index + 1 : with_index], function, binding]
+
+    def _graph_only_attributes(self, graph: cst.With) -> dict[str, str]:
+        """``self.x`` the graph binds and nothing else in the module spells (``self.jpegs,
+        self.labels = fn.readers.file(...)``, old examples' style): a local of the graph
+        function, named ``x`` (or a free variant)."""
+        if not self.classes or not self.attribute_uses.stands_alone(self.classes[-1]):
+            return {}
+        inside = _self_attribute_counts([graph])
+        in_class = self.attribute_uses.in_class(self.classes[-1])
+        bound = {dotted_name(t) for t in _assigned_attributes(graph.body)}
+        graph_names = scope_names([graph.body])  # a local of the function shadows only these
+        taken = graph_names.loaded | graph_names.bound
+        return {attr: unique_name(attr.split(".", 1)[1], taken) for attr in sorted(bound)
+                if attr in inside and in_class.get(attr) == inside[attr]
+                and not self.attribute_uses.read_on_other_objects(attr.split(".", 1)[1])}
+
+
+class _AttributeUses:
+    """Where the module spells attributes: ``self.x`` per class, ``obj.x`` on anything else, and
+    which classes inherit from or derive from another class of the module."""
+
+    def __init__(self, module: cst.Module | None = None) -> None:
+        self.others: dict[str, int] = {}  # attribute name -> uses not on ``self``
+        self.related: set[str] = set()  # classes with a module class as base, and those bases
+        self._per_class: dict[int, dict[str, int]] = {}
+        if module is None:
+            return
+        classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+        for node in classes.values():
+            bases = {dotted_name(b.value) for b in node.bases} & set(classes)
+            if bases:
+                self.related |= bases | {node.name.value}
+        uses = self.others
+
+        class Others(Visitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+                    uses[node.attr.value] = uses.get(node.attr.value, 0) + 1
+
+        walk(module, Others())
+
+    def stands_alone(self, node: cst.ClassDef) -> bool:
+        return node.name.value not in self.related
+
+    def in_class(self, node: cst.ClassDef) -> dict[str, int]:
+        if id(node) not in self._per_class:
+            self._per_class[id(node)] = _self_attribute_counts([node])
+        return self._per_class[id(node)]
+
+    def read_on_other_objects(self, name: str) -> bool:
+        return self.others.get(name, 0) > 0
+
+
+class _AttributesAsNames(Transformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        name = self.names.get(dotted_name(original_node) or "")
+        return updated_node if name is None else cst.Name(name, lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+
+def _self_attribute_counts(nodes) -> dict[str, int]:
+    """How often each ``self.x`` is spelled in ``nodes`` (reads and writes)."""
+    counts: dict[str, int] = {}
+
+    class Counter(Visitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                key = f"self.{node.attr.value}"
+                counts[key] = counts.get(key, 0) + 1
+
+    for node in nodes:
+        walk(node, Counter())
+    return counts
+
+
+def _assigned_attributes(block: cst.BaseSuite) -> list[cst.Attribute]:
+    """``self.x`` targets of the block's assignments (unpacking too), not of nested functions."""
+    found: list[cst.Attribute] = []
+
+    class Targets(Visitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            found.extend(t for t in assigned_targets(node.target)
+                         if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self")
+
+    walk(block, Targets())
+    return found
 
 
 def _dotted_uses(nodes) -> set[str]:
@@ -454,7 +557,8 @@ def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),
     for base in removed.values():  # its reasons (no graph of its own) went with it
         reasons.pop(id(_define_graph(base) or base), None)
     every_name = scope_names([module])
-    normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip), converted, set(removed))
+    normalizer = _Normalizer(imports, every_name.loaded | every_name.bound, set(skip), converted, set(removed),
+                             _AttributeUses(module))
     new_module = module.visit(normalizer)
     reasons.update(normalizer.reasons)
     if not normalizer.graphs:

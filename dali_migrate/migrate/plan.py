@@ -584,8 +584,15 @@ def _check_outside_state(plan: PipelinePlan) -> None:
     local = scope_names(plan.function.body.body).bound - {p.name.value for p in all_params(plan.function.params)}
     finder = _OutsideState(local)
     walk(plan.function.body, finder)
+    operator_calls = {id(call.node) for call in plan.calls}
     for node in finder.found:
         shown = cst.Module([]).code_for_node(node).strip().splitlines()[0]
+        if operator_calls & node_ids(node):  # ``self.labels = fn...``: a graph node kept on the object
+            plan.block("DM001", node, f"`{shown}` keeps a graph node on an object; the migration makes such an "
+                                      "attribute a local of the graph only where nothing else can read it (no other "
+                                      "method or class, no other object's attribute of that name): keep the node "
+                                      "in a local variable of the graph")
+            continue
         plan.block("DM001", node, f"`{shown}` changes state outside the graph: pipeline mode ran it once, when "
                                   "the pipeline was built, and the migrated generator would run it only when its "
                                   "first batch is asked for; compute it outside the graph, before creating the "

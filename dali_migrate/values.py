@@ -664,6 +664,8 @@ def _not_an_ndd_attribute(name: str, kind: str) -> bool:
     table = load_op_table()
     known = table.ndd_batch_attributes if kind == BATCH else table.ndd_tensor_attributes
     return bool(known) and name not in known
+
+
 NDD_SPELLING = {
     "at": "`np.asarray(batch.select(i))`",
     "as_array": "`np.asarray(ndd.as_tensor(batch))`",

@@ -49,6 +49,19 @@ class NotALiteral(ValueError):
     pass
 
 
+def _is_literal(node: cst.BaseExpression) -> bool:
+    """A number, string, ``None``/``True``/``False``, or a list, tuple or set of them."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    if isinstance(node, cst.UnaryOperation):
+        return _is_literal(node.expression)
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return all(isinstance(e, cst.Element) and _is_literal(e.value) for e in node.elements)
+    return False
+
+
 def literal_value(node: cst.BaseExpression | None):
     """The value of an argument written as True/False/None, an integer or a string; None for
     an argument not given. NotALiteral for anything else."""
@@ -159,7 +172,9 @@ class GraphOpRewriter(Transformer):
         return cst.Call(func=ndd_expr(self.plan.numpy_alias, dtype), args=[cst.Arg(number)])
 
     def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
-        has_inputs = any(arg.keyword is None and arg.star == "" for arg in original.args)
+        # a literal input (``fn.random.choice([0, 1, 2])``) was the same for every sample of the
+        # batch: ndd, given no batch, makes one sample of it
+        has_inputs = any(arg.keyword is None and arg.star == "" and not _is_literal(arg.value) for arg in original.args)
         if not has_inputs and "batch_size" not in {keyword(a) for a in args}:
             batch_size = self.plan.call_batch_sizes.get(id(original), self.plan.batch_size_name)
             args = append_keyword(args, "batch_size", cst.Name(batch_size))

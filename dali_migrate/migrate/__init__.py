@@ -126,6 +126,7 @@ class Migrator(Transformer):
         self.op_plan.mixed_strings |= plan.mixed_strings
         self.op_plan.constants.update(plan.constants)
         per_sample = set().union(*(node_ids(branch.statement) for branch in plan.per_sample_ifs))
+        self.op_plan.per_sample |= per_sample
         self.op_plan.subscripts |= {id(s.node) for s in self.facts.datanode_subscripts
                                     if id(s.node) in inside and id(s.node) not in per_sample}  # Tensors there
         self.op_plan.shape_methods |= {id(s.node) for s in self.facts.datanode_shapes

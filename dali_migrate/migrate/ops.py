@@ -49,6 +49,12 @@ class NotALiteral(ValueError):
     pass
 
 
+def _has_data_inputs(call: cst.Call) -> bool:
+    """A positional input other than a literal: a literal (``fn.random.choice([0, 1, 2])``) was
+    the same for every sample of the batch, and ndd, given no batch, makes one sample of it."""
+    return any(arg.keyword is None and arg.star == "" and not _is_literal(arg.value) for arg in call.args)
+
+
 def _is_literal(node: cst.BaseExpression) -> bool:
     """A number, string, ``None``/``True``/``False``, or a list, tuple or set of them."""
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
@@ -115,6 +121,7 @@ class OpRewritePlan:
     calls: dict[int, DaliCall] = field(default_factory=dict)
     call_rngs: dict[int, str] = field(default_factory=dict)  # per-op seed= -> own RNG
     call_batch_sizes: dict[int, str] = field(default_factory=dict)  # in a helper: its parameter
+    per_sample: set[int] = field(default_factory=set)  # nodes of per-sample ``if`` branches (one sample)
     subscripts: set[int] = field(default_factory=set)
     shape_methods: set[int] = field(default_factory=set)  # ``images.shape()`` on DataNodes
     constants: dict[int, str | None] = field(default_factory=dict)  # types.Constant -> NumPy dtype
@@ -159,6 +166,10 @@ class GraphOpRewriter(Transformer):
         args = [_gpu_instead_of_mixed(arg) for arg in args]
         if op.random:
             args = self._random_args(original_node, args)
+        elif call.graph is not None and id(original_node) not in self.plan.per_sample and not _has_data_inputs(
+                original_node) and "batch_size" not in {keyword(a) for a in args}:
+            # ``fn.transforms.translation(offset=...)``: pipeline mode made a batch of it, ndd one sample
+            args = append_keyword(args, "batch_size", cst.Name(self.plan.batch_size_name))
         func = ndd_expr(self.plan.ndd_alias, target)
         moved = updated_node.with_changes(func=func, args=args)
         return realigned(moved, bracket_moved([updated_node.func], [func]))
@@ -172,10 +183,7 @@ class GraphOpRewriter(Transformer):
         return cst.Call(func=ndd_expr(self.plan.numpy_alias, dtype), args=[cst.Arg(number)])
 
     def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
-        # a literal input (``fn.random.choice([0, 1, 2])``) was the same for every sample of the
-        # batch: ndd, given no batch, makes one sample of it
-        has_inputs = any(arg.keyword is None and arg.star == "" and not _is_literal(arg.value) for arg in original.args)
-        if not has_inputs and "batch_size" not in {keyword(a) for a in args}:
+        if not _has_data_inputs(original) and "batch_size" not in {keyword(a) for a in args}:
             batch_size = self.plan.call_batch_sizes.get(id(original), self.plan.batch_size_name)
             args = append_keyword(args, "batch_size", cst.Name(batch_size))
         rng = self.plan.call_rngs.get(id(original), self.plan.default_rng)

@@ -227,8 +227,9 @@ def write_migration_report(results: list[FileResult], stream: TextIO, show_diff:
                 console.print(f"[bold]{r.path}[/]: pipeline `{name}` [green]migrated[/]{inlined}{safety}")
     for r in results:
         if r.created and r.changed:
-            console.print(f"[bold]{r.path}[/]: {'created' if wrote else 'would create'}: the PyTorch loader "
-                          "that migrated files import in place of DALIGenericIterator")
+            console.print(f"[bold]{r.path}[/]: {'created' if wrote else 'would create'}: the loader (PyTorch"
+                          f"{', JAX' if b'class DALIJaxLoader' in (r.new_source or b'') else ''}) that migrated "
+                          "files import in place of DALIGenericIterator")
     changed = sum(1 for r in results if r.changed and not r.created)
     verb = "migrated" if wrote else "would migrate"
     outcomes = [reasons for r in results if not r.error for _, reasons in r.pipelines]

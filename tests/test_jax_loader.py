@@ -116,6 +116,7 @@ def test_a_migrated_jax_script_prints_what_its_original_printed(tmp_path):
     before = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
     migrate = subprocess.run([sys.executable, "-m", "dali_migrate", str(script)], capture_output=True, text=True)
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
+    assert "created: the loader (PyTorch, JAX)" in migrate.stdout + migrate.stderr
     migrated = script.read_text()
     assert "from dali_torch_loader import DALIJaxLoader\n" in migrated and "plugin.jax" not in migrated
     assert "class DALIJaxLoader(DALITorchLoader):" in (tmp_path / "dali_torch_loader.py").read_text()

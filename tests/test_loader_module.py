@@ -57,7 +57,7 @@ def test_a_package_gets_one_loader_module_in_its_top_package_and_runs_as_before(
     migrated = (root / "mypkg" / "data" / "loaders.py").read_text()
     assert "from mypkg.dali_torch_loader import DALITorchLoader\n" in migrated
     assert "class DALITorchLoader" not in migrated
-    assert "created: the PyTorch loader" in result.output
+    assert "created: the loader (PyTorch) that migrated files import" in result.output
     assert _run(root) == before
     again = _migrate(str(root))
     assert again.exit_code == 0 and "migrated 0 file(s)" in again.output

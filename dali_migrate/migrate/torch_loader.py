@@ -183,7 +183,7 @@ def module_source(jax: bool = False) -> str:
 
 def import_statement(module: str, names: dict[str, str]) -> str:
     """``names``: the classes the module needs (CLASS_NAME, JAX_CLASS_NAME) -> its local name."""
-    imported = ", ".join(name if local == name else f"{name} as {local}" for name, local in names.items())
+    imported = ", ".join(name if local == name else f"{name} as {local}" for name, local in sorted(names.items()))
     return f"from {module} import {imported}\n"
 
 

@@ -20,7 +20,7 @@ from . import torch_loader
 from .imports import add_local_import, fix_imports, has_ndd_import, insert_after_imports
 from .iterators import IteratorNotMigratable, TorchLoaders, is_jax, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name, variable_names
-from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments
+from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments, has_data_inputs, literal_names
 from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
 from .places import Places, node_ids
 from .parameter_sources import resolve_parameter_sources
@@ -127,6 +127,9 @@ class Migrator(Transformer):
         self.op_plan.constants.update(plan.constants)
         per_sample = set().union(*(node_ids(branch.statement) for branch in plan.per_sample_ifs))
         self.op_plan.per_sample |= per_sample
+        literals = literal_names(plan.function, self.facts.module_values)
+        self.op_plan.constant_inputs |= {id(c.node) for c in plan.calls if c.op is not None
+                                         and has_data_inputs(c.node) and not has_data_inputs(c.node, literals)}
         self.op_plan.subscripts |= {id(s.node) for s in self.facts.datanode_subscripts
                                     if id(s.node) in inside and id(s.node) not in per_sample}  # Tensors there
         self.op_plan.shape_methods |= {id(s.node) for s in self.facts.datanode_shapes

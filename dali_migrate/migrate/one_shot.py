@@ -37,7 +37,7 @@ import libcst as cst
 
 from ..notebook import CELL_MARKER
 from .names import all_params, scope_names, target_names, variable_names
-from .ops import TIGHT_EQUAL
+from .ops import TIGHT_EQUAL, is_literal
 from .pure import Substitution
 
 
@@ -266,21 +266,6 @@ def call_arguments(params: cst.Parameters, call: cst.Call) -> dict[str, tuple[cs
                 return None
             given[param.name.value] = (param.default, True)
     return given
-
-
-LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
-
-
-def is_literal(value: cst.BaseExpression) -> bool:
-    if isinstance(value, LITERALS):
-        return True
-    if isinstance(value, cst.Name):
-        return value.value in ("True", "False", "None")
-    if isinstance(value, cst.UnaryOperation):
-        return isinstance(value.operator, cst.Minus) and isinstance(value.expression, (cst.Integer, cst.Float))
-    if isinstance(value, (cst.Tuple, cst.List)):
-        return all(isinstance(e, cst.Element) and is_literal(e.value) for e in value.elements)
-    return False
 
 
 def _parameter_value(param: str, value: cst.BaseExpression, is_default: bool, generator: GeneratorParts,

@@ -49,22 +49,47 @@ class NotALiteral(ValueError):
     pass
 
 
-def _has_data_inputs(call: cst.Call) -> bool:
-    """A positional input other than a literal: a literal (``fn.random.choice([0, 1, 2])``) was
-    the same for every sample of the batch, and ndd, given no batch, makes one sample of it."""
-    return any(arg.keyword is None and arg.star == "" and not _is_literal(arg.value) for arg in call.args)
+def has_data_inputs(call: cst.Call, literal_names: frozenset[str] = frozenset()) -> bool:
+    """A positional input other than a literal or a name of one: a literal (``fn.random.choice(
+    [0, 1, 2])``) was the same for every sample of the batch, and ndd, given no batch, makes one
+    sample of it."""
+    return any(arg.keyword is None and arg.star == "" and not is_literal(arg.value)
+               and not (isinstance(arg.value, cst.Name) and arg.value.value in literal_names) for arg in call.args)
 
 
-def _is_literal(node: cst.BaseExpression) -> bool:
+def literal_names(function: cst.FunctionDef, module_values: dict[str, list[cst.BaseExpression]]) -> frozenset[str]:
+    """Names that hold a literal wherever ``function`` reads them: bound once, at its top level,
+    to a literal and nowhere else in it; or not bound in it and bound once in the module to one."""
+    from .names import scope_names
+
+    own: dict[str, int] = {}
+    rebound: set[str] = set()
+    for statement in function.body.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                and is_literal(small.value)):
+            name = small.targets[0].target.value
+            own[name] = own.get(name, 0) + 1
+            continue
+        rebound |= scope_names([statement]).bound
+    bound = set(own) | rebound | {p.name.value for p in [*function.params.params, *function.params.kwonly_params,
+                                                          *function.params.posonly_params]}
+    local = {name for name, count in own.items() if count == 1 and name not in rebound}
+    module = {name for name, values in module_values.items()
+              if name not in bound and len(values) == 1 and is_literal(values[0])}
+    return frozenset(local | module)
+
+
+def is_literal(node: cst.BaseExpression) -> bool:
     """A number, string, ``None``/``True``/``False``, or a list, tuple or set of them."""
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
         return True
     if isinstance(node, cst.Name):
         return node.value in ("None", "True", "False")
     if isinstance(node, cst.UnaryOperation):
-        return _is_literal(node.expression)
+        return is_literal(node.expression)
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        return all(isinstance(e, cst.Element) and _is_literal(e.value) for e in node.elements)
+        return all(isinstance(e, cst.Element) and is_literal(e.value) for e in node.elements)
     return False
 
 
@@ -122,6 +147,7 @@ class OpRewritePlan:
     call_rngs: dict[int, str] = field(default_factory=dict)  # per-op seed= -> own RNG
     call_batch_sizes: dict[int, str] = field(default_factory=dict)  # in a helper: its parameter
     per_sample: set[int] = field(default_factory=set)  # nodes of per-sample ``if`` branches (one sample)
+    constant_inputs: set[int] = field(default_factory=set)  # calls whose inputs are names of literals
     subscripts: set[int] = field(default_factory=set)
     shape_methods: set[int] = field(default_factory=set)  # ``images.shape()`` on DataNodes
     constants: dict[int, str | None] = field(default_factory=dict)  # types.Constant -> NumPy dtype
@@ -166,7 +192,7 @@ class GraphOpRewriter(Transformer):
         args = [_gpu_instead_of_mixed(arg) for arg in args]
         if op.random:
             args = self._random_args(original_node, args)
-        elif call.graph is not None and id(original_node) not in self.plan.per_sample and not _has_data_inputs(
+        elif call.graph is not None and id(original_node) not in self.plan.per_sample and not self._has_data_inputs(
                 original_node) and "batch_size" not in {keyword(a) for a in args}:
             # ``fn.transforms.translation(offset=...)``: pipeline mode made a batch of it, ndd one sample
             args = append_keyword(args, "batch_size", cst.Name(self.plan.batch_size_name))
@@ -183,13 +209,16 @@ class GraphOpRewriter(Transformer):
         return cst.Call(func=ndd_expr(self.plan.numpy_alias, dtype), args=[cst.Arg(number)])
 
     def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
-        if not _has_data_inputs(original) and "batch_size" not in {keyword(a) for a in args}:
+        if not self._has_data_inputs(original) and "batch_size" not in {keyword(a) for a in args}:
             batch_size = self.plan.call_batch_sizes.get(id(original), self.plan.batch_size_name)
             args = append_keyword(args, "batch_size", cst.Name(batch_size))
         rng = self.plan.call_rngs.get(id(original), self.plan.default_rng)
         if rng is not None and "rng" not in {keyword(a) for a in args}:
             args = append_keyword(args, "rng", cst.Name(rng))
         return args
+
+    def _has_data_inputs(self, call: cst.Call) -> bool:
+        return id(call) not in self.plan.constant_inputs and has_data_inputs(call)
 
     def leave_Attribute(self, original_node: cst.Attribute | cst.Name, updated_node) -> cst.BaseExpression:
         dtype = self.plan.dtypes.get(id(original_node))

@@ -31,7 +31,8 @@ import libcst as cst
 from ..values import READER_META_FLAG
 from .names import scope_names, target_names, unique_name, variable_names
 from .one_shot import (Substituted, TopLevel, assigned_call, call_arguments, generator_parts, is_cell_marker,
-                       is_literal, single, with_leading)
+                       single, with_leading)
+from .ops import is_literal
 from .pure import evaluates_the_same_twice
 
 

@@ -54,30 +54,46 @@ def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
         return []
     uses = References(set(functions))
     walk(module, uses)
-    # names some statement binds to a pipeline: only those are worth following to their scope
-    candidates = {name for statement in _statements(module.body) for name, value in _assignments(statement)
-                  if isinstance(value, cst.Call) and dotted_name(value.func) in pipelines}
-    scopes = None
+    passes = _Passes(module, pipelines)
     found = []
     for name, function in functions.items():
         calls = uses.calls.get(name, [])
-        if not calls or uses.other_uses.get(name):
-            continue
-        for param in all_params(function.params):
-            passed = [passed_argument(call, function, param.name.value) for call in calls]
-            if not all(isinstance(p, cst.Call) or isinstance(p, cst.Name) and p.value in candidates for p in passed):
-                continue
-            if scopes is None and any(isinstance(p, cst.Name) for p in passed):
-                scopes = _CallScopes()
-                walk(module, scopes)
-            made = [[p] if isinstance(p, cst.Call) else _made_by(p, scopes.of(call), module)
-                    for p, call in zip(passed, calls)]
-            if all(m and all(dotted_name(c.func) in pipelines for c in m) for m in made):
-                direct = tuple(p for p in passed if isinstance(p, cst.Call))
-                variables = tuple(p for p in passed if isinstance(p, cst.Name))
-                through = tuple(c for p, m in zip(passed, made) if isinstance(p, cst.Name) for c in m)
-                found.append(PipelineParameter(function, param.name, direct, variables, through))
+        if calls and not uses.other_uses.get(name):
+            found += [p for param in all_params(function.params)
+                      if (p := passes.parameter(function, param.name, calls)) is not None]
     return found
+
+
+class _Passes:
+    """What the calls of a function pass for one of its parameters, followed to the pipeline
+    calls that made it: a call itself, or a variable bound only to such calls."""
+
+    def __init__(self, module: cst.Module, pipelines: set[str]) -> None:
+        self.module = module
+        self.pipelines = pipelines
+        # names some statement binds to a pipeline: only those are worth following to their scope
+        self.candidates = {name for statement in _statements(module.body) for name, value in _assignments(statement)
+                           if isinstance(value, cst.Call) and dotted_name(value.func) in pipelines}
+        self._scopes: _CallScopes | None = None
+
+    def parameter(self, function: cst.FunctionDef, name: cst.Name, calls: list[cst.Call]) -> "PipelineParameter | None":
+        passed = [passed_argument(call, function, name.value) for call in calls]
+        if not all(isinstance(p, cst.Call) or isinstance(p, cst.Name) and p.value in self.candidates for p in passed):
+            return None
+        made = [[p] if isinstance(p, cst.Call) else _made_by(p, self.scopes().of(call), self.module)
+                for p, call in zip(passed, calls)]
+        if not all(m and all(dotted_name(c.func) in self.pipelines for c in m) for m in made):
+            return None
+        direct = tuple(p for p in passed if isinstance(p, cst.Call))
+        variables = tuple(p for p in passed if isinstance(p, cst.Name))
+        through = tuple(c for p, m in zip(passed, made) if isinstance(p, cst.Name) for c in m)
+        return PipelineParameter(function, name, direct, variables, through)
+
+    def scopes(self) -> "_CallScopes":
+        if self._scopes is None:  # a walk of the module, for variables only
+            self._scopes = _CallScopes()
+            walk(self.module, self._scopes)
+        return self._scopes
 
 
 class _CallScopes(Visitor):

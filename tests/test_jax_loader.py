@@ -134,3 +134,16 @@ def test_a_loader_module_written_for_pytorch_alone_stops_a_jax_file_and_changes_
     assert "has no DALIJaxLoader (it was written for PyTorch alone)" in migrate.stdout + migrate.stderr
     assert script.read_bytes() == before
     assert (tmp_path / "dali_torch_loader.py").read_text() == torch_loader.module_source()
+
+
+def test_a_policy_jaxs_iterator_refuses_keeps_the_pipeline():
+    from dali_migrate.config import Config
+    from dali_migrate.engine import migrate_source
+
+    source = textwrap.dedent(SCRIPT.format(root="images")).replace(
+        'reader_name="Reader")', 'reader_name="Reader", last_batch_policy=LastBatchPolicy.PARTIAL)').replace(
+        "import numpy as np\n", "import numpy as np\nfrom nvidia.dali.plugin.base_iterator import LastBatchPolicy\n")
+    assert "LastBatchPolicy.PARTIAL" in source and "import LastBatchPolicy" in source
+    result = migrate_source(source.encode(), "partial.py", Config())
+    [(name, reasons)] = result.pipelines
+    assert name == "image_pipeline" and "refuses the PARTIAL policy" in reasons[0], reasons

@@ -153,6 +153,8 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
     _check_one_device(bound)
     outputs = _checked_outputs(plan, bound, parameters, by_reader=meta is not None)
     policy = _policy(bound, facts)
+    if is_jax(site) and policy is not None and "partial" in cst.Module([]).code_for_node(policy).lower():
+        raise NotMigratable("JAX's iterator refuses the PARTIAL policy (an AssertionError when it is made)")
     renamed = {}
     if meta is not None:
         renamed["reader_name"] = keyword_arg("reader_meta", cst.parse_expression(meta))

@@ -272,7 +272,8 @@ def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) 
     that binding is of another pipeline. ``calls`` bind ``var`` to any pipeline."""
     if "#p" in var:  # a parameter (pipeline_parameters.py): the pipeline was made by the caller
         raise NotMigratable("called in a function the pipeline is handed to; the migrated pipeline gives its "
-                            "reader's metadata where it is created: look it up there and pass the number in")
+                            "reader's metadata where it is created: use it there (make the iterator, read "
+                            "the epoch size) and pass the result in")
     here = [call for call in calls if places.scope(call) is places.scope(site.node)]
     before = [call for call in here if places.order(call) < places.order(site.node)]
     if len(here) == 1:

@@ -127,6 +127,10 @@ class ModuleFacts:
     # legacy operator objects bound to a name: ``decode = ops.decoders.Image(...)`` (the name, as
     # spelled: ``decode``, ``self.decode``) -> the constructor call
     operator_objects: dict[str, cst.Call] = field(default_factory=dict)
+    # ``def speedtest(pipeline, ...)`` called with pipeline functions (pipeline_parameters.py):
+    # (function, parameter) -> the helper name its calls make pipelines through
+    factory_parameters: dict[tuple[str, str], str] = field(default_factory=dict)
+    aliased_calls: dict[int, str] = field(default_factory=dict)  # id(``pipeline(...)``) -> that name
 
     @property
     def uses_dali(self) -> bool:
@@ -277,7 +281,7 @@ class _FactCollector(Visitor):
 
     def is_pipeline_factory(self, call: cst.Call) -> bool:
         name = dotted_name(call.func)
-        if self.resolve(call.func) == PIPELINE_CLASS:
+        if self.resolve(call.func) == PIPELINE_CLASS or self._factory_parameter(call) is not None:
             return True
         return (name in self.facts.pipeline_functions or name in self.facts.pipeline_classes
                 or name in self.facts.pipeline_helpers)
@@ -676,7 +680,17 @@ class _FactCollector(Visitor):
             self._note_escape(node.value, "is returned")
 
     def _factory_name(self, call: cst.Call) -> str:
+        helper = self._factory_parameter(call)
+        if helper is not None:
+            self.facts.aliased_calls[id(call)] = helper
+            return helper
         return "Pipeline" if self.resolve(call.func) == PIPELINE_CLASS else dotted_name(call.func)
+
+    def _factory_parameter(self, call: cst.Call) -> str | None:
+        """The helper a call of a factory parameter stands for, in its own function's body."""
+        if not self.function_stack or not isinstance(call.func, cst.Name):
+            return None
+        return self.facts.factory_parameters.get((self.function_stack[-1], call.func.value))
 
     def _helper_name(self) -> str:
         """How callers spell the function being visited: ``self.make`` for a method."""
@@ -783,6 +797,7 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
     facts.pipeline_functions |= imported_pipelines
     if facts.uses_dali or imported_pipelines:
         parameter_keys = _bind_pipeline_parameters(module, facts, imported_pipelines)
+        _bind_factory_parameters(module, facts, imported_pipelines)
         collector = _FactCollector(facts, parameter_keys)
         factories, variables = module_pipeline_names(module, facts.imports, imported_pipelines)
         collector.pipelines.declare_module_names(variables)
@@ -838,6 +853,22 @@ def module_pipeline_names(module: cst.Module, imports: ImportTable,
     bindings = _ModuleBindings(imports, factories)
     walk(module, bindings)
     return factories, bindings.names
+
+
+def _bind_factory_parameters(module: cst.Module, facts: ModuleFacts, imported_pipelines: frozenset[str]) -> None:
+    """``pipe = pipeline(batch_size=...)`` in ``def speedtest(pipeline, ...)``, called with
+    pipeline functions: ``pipeline`` is a helper that makes the pipelines of those functions
+    (``pipeline@speedtest``, through a variable of its own)."""
+    from .pipeline_parameters import find_factory_parameters
+
+    for parameter in find_factory_parameters(module, facts.imports, imported_pipelines):
+        helper = f"{parameter.name.value}@{parameter.function.name.value}"
+        held = f"{helper}()"
+        facts.pipeline_helpers[helper] = held
+        facts.pipeline_var_factories.setdefault(held, set()).update(parameter.factories)
+        facts.factory_parameters[(parameter.function.name.value, parameter.name.value)] = helper
+        facts.pipeline_parameters.append(parameter.name)
+        facts.pipeline_parameters.extend(parameter.passed)  # the functions named where it is called
 
 
 def _bind_pipeline_parameters(module: cst.Module, facts: ModuleFacts,

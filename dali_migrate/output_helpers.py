@@ -75,6 +75,9 @@ class References(Visitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._definitions.add(id(node.name))
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._definitions.add(id(node.attr))  # ``pipe.run()`` does not use a function ``run``
+
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in self.names:
             self.calls.setdefault(node.func.value, []).append(node)

@@ -43,6 +43,72 @@ class PipelineParameter:
     variable_calls: tuple[cst.Call, ...] = ()  # the calls that made the pipelines they hold
 
 
+@dataclass(frozen=True)
+class FactoryParameter:
+    """``def speedtest(pipeline, batch): pipe = pipeline(batch_size=batch)``, called as
+    ``speedtest(shuffled_pipeline, 32)`` (DALI's getting-started notebook): in the function,
+    ``pipeline`` stands for the pipeline functions its calls pass."""
+
+    function: cst.FunctionDef
+    name: cst.Name  # the parameter's name, in the ``def``
+    factories: tuple[str, ...]  # the pipeline functions passed for it
+    passed: tuple[cst.Name, ...]  # where the calls pass them
+
+
+def find_factory_parameters(module: cst.Module, imports: ImportTable,
+                            pipeline_functions: frozenset[str] = frozenset()) -> list[FactoryParameter]:
+    """Parameters that every call fills with a pipeline function's name and that the function
+    only calls, in its own body."""
+    functions = _plain_functions(module)
+    if not functions:
+        return []
+    decorated = set(pipeline_functions) | {
+        s.name.value for s in module.body
+        if isinstance(s, cst.FunctionDef) and s.decorators and pipeline_def_decorator(s, imports) is not None}
+    if not decorated:
+        return []
+    uses = References(set(functions))
+    walk(module, uses)
+    found = []
+    for name, function in functions.items():
+        calls = uses.calls.get(name, [])
+        if not calls or uses.other_uses.get(name):
+            continue
+        for param in all_params(function.params):
+            passed = [passed_argument(call, function, param.name.value) for call in calls]
+            if all(isinstance(p, cst.Name) and p.value in decorated for p in passed) and _only_called(
+                    function, param.name.value):
+                found.append(FactoryParameter(function, param.name, tuple(sorted({p.value for p in passed})),
+                                              tuple(passed)))
+    return found
+
+
+def _only_called(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` appears in the function's body only as what its own statements call (not in a
+    function or lambda it defines, which would read it later)."""
+    counts = {"calls": 0, "names": 0}
+    depth = [0]
+
+    class Uses(Visitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            depth[0] += 1
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            depth[0] -= 1
+
+        visit_Lambda, leave_Lambda = visit_FunctionDef, leave_FunctionDef
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if depth[0] == 0 and isinstance(node.func, cst.Name) and node.func.value == name:
+                counts["calls"] += 1
+
+        def visit_Name(self, node: cst.Name) -> None:
+            counts["names"] += node.value == name
+
+    walk(function.body, Uses())
+    return 0 < counts["calls"] == counts["names"]
+
+
 def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
                              pipeline_functions: frozenset[str] = frozenset()) -> list[PipelineParameter]:
     """``pipeline_functions``: names of pipeline functions other modules define."""

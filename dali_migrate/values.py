@@ -23,6 +23,8 @@ PLUGINS = "nvidia.dali.plugin."  # framework iterators, which take Pipeline obje
 PIPELINE_ONLY = ("nvidia.dali.fn.", "nvidia.dali.ops.", "nvidia.dali.auto_aug", "nvidia.dali.math.", PLUGINS)
 GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANODE = (
     "generator", "outputs", "batch", "tensor", "reader", "epoch", "context", "other", "mixed", "datanode")
+# a module function named, not called (``speedtest(simple_pipeline, 8)``): origins are its names
+FUNCTION = "function"
 # a migrated pipeline called with ``yield_reader_meta=True``: its first ``next()`` gives the
 # reader's metadata (a dictionary), the ones after it outputs (migrate/reader_meta.py)
 META_FIRST = "generator yielding its reader's metadata first"
@@ -115,6 +117,13 @@ def _merge(a: Value | None, b: Value | None) -> Value | None:
     if a.kind != b.kind:
         return b if a.kind == OTHER else a
     return Value(a.kind, a.origins | b.origins, a.items if a.items == b.items else None)
+
+
+def _merged(values: list[Value | None]) -> Value | None:
+    merged = values[0] if values else None
+    for value in values[1:]:
+        merged = _merge(merged, value)
+    return merged
 
 
 def _element(value: Value | None) -> Value | None:
@@ -410,6 +419,8 @@ class ValueModel(ast.NodeVisitor):
         return None  # its body runs later, with arguments the model does not know
 
     def value_Name(self, node: ast.Name) -> Value | None:
+        if node.id not in self.env and node.id in self.functions:
+            return Value(FUNCTION, frozenset({node.id}))
         return self.env.get(node.id)
 
     def value_Attribute(self, node: ast.Attribute) -> Value | None:
@@ -556,9 +567,15 @@ class ValueModel(ast.NodeVisitor):
         if name in ("iter", "tuple", "list") and arguments and arguments[0] is not None:
             # a sequence keeps its elements; ``tuple(batch)`` is a tuple of sample Tensors
             return arguments[0] if name == "iter" or arguments[0].kind != BATCH else None
-        summary = self.functions.get(name)
-        if summary is None or name in self.env:
+        called = self.env.get(name)
+        if called is not None and called.kind == FUNCTION:  # a parameter given module functions
+            return _merged([self._function_call(function, arguments, keywords) for function in sorted(called.origins)])
+        if self.functions.get(name) is None or name in self.env:
             return _built_from(arguments, keywords) if name not in NOT_DATA_BUILTINS else None
+        return self._function_call(name, arguments, keywords)
+
+    def _function_call(self, name: str, arguments, keywords) -> Value | None:
+        summary = self.functions[name]
         self._pass_arguments(summary, arguments, keywords)
         if summary.yields is not None:
             return Value(GENERATOR, summary.yields.origins | {name})

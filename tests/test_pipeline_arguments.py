@@ -60,3 +60,66 @@ def test_a_variable_that_may_hold_something_else_keeps_the_pipeline_and_names_th
     [(name, reasons)] = result.pipelines
     assert name == "labels" and any(f"in `{call}`" in reason for reason in reasons), reasons
     assert "pipe.run()" in result.new_source.decode()
+
+
+FACTORIES = '''from nvidia.dali import fn, pipeline_def
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def labels(root):
+    _, label = fn.readers.file(file_root=root)
+    return label
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def sized(root, size=4):
+    jpegs, _ = fn.readers.file(file_root=root)
+    return fn.resize(fn.decoders.image(jpegs), size=[size, size])
+
+
+def run(pipeline, root):
+    pipe = pipeline(root, batch_size=2)
+    pipe.build()
+    print(pipe.run()[0].at(0))
+
+
+'''
+
+
+def test_a_parameter_given_pipeline_functions_makes_their_pipelines():
+    source = FACTORIES + "run(labels, 'a')\nrun(sized, 'a')\n"
+    result = migrate_source(source.encode(), "speed.py", Config())
+    assert result.error is None
+    assert result.pipelines == [("labels", []), ("sized", [])]
+    migrated = result.new_source.decode()
+    assert "pipe = pipeline(root, batch_size=2)\n    print(np.asarray(next(pipe)[0].tensors[0]))" in migrated
+
+
+def test_a_pipeline_function_also_used_otherwise_is_kept_and_the_call_named():
+    source = FACTORIES + "run(labels, 'a')\nprint(labels.__name__)\n"
+    result = migrate_source(source.encode(), "speed.py", Config())
+    reasons = dict(result.pipelines)["labels"]
+    assert any("`labels` is used as a value" in r for r in reasons), reasons
+
+
+def test_pipeline_functions_one_call_cannot_serve_are_kept_together():
+    # `run(sized, ...)` passes `size=`, which only `sized` takes: one call cannot serve both
+    source = FACTORIES.replace("pipeline(root, batch_size=2)", "pipeline(root, size=8)") + "run(labels, 'a')\nrun(sized, 'a')\n"
+    result = migrate_source(source.encode(), "speed.py", Config())
+    outcomes = dict(result.pipelines)
+    assert outcomes["labels"] == ["unknown pipeline argument `size=`"]  # `labels` does not take it
+    assert outcomes["sized"] == ["`pipeline` also holds `labels`, which is not migrated"]
+    kept = result.new_source.decode()
+    assert "pipe = pipeline(root, size=8)\n" in kept and "    pipe.build()\n" in kept
+
+
+def test_pipeline_functions_whose_migrations_take_the_call_differently_are_kept():
+    # `labels` keeps a `device_id=` parameter (another call gives it a device), `sized` drops
+    # it: the one call in `run` cannot be written for both
+    source = FACTORIES.replace("pipeline(root, batch_size=2)", "pipeline(root, batch_size=2, device_id=None)")
+    source += "run(labels, 'a')\nrun(sized, 'a')\nother = labels('b', device_id=0)\n"
+    result = migrate_source(source.encode(), "speed.py", Config())
+    outcomes = dict(result.pipelines)
+    for name in ("labels", "sized"):
+        assert any("`pipeline(...)` makes pipelines of `labels`, `sized`, whose migrated functions take its "
+                   "arguments differently" in r for r in outcomes[name]), outcomes

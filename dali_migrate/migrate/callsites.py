@@ -183,7 +183,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
     pipe_vars = {var for plan in plans for var in plan.pipe_vars}
     for plan in plans:
         for call in plan.factory_calls:
-            dropped = _dropped_factory_args(plan, call)
+            dropped = dropped_factory_args(plan, call)
             rewrites.factory_dropped_args[id(call)] = dropped
             rewrites.fixed_ids.add(id(call))
             rewrites.fixed_ids |= {id(arg) for arg in call.args}
@@ -205,7 +205,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
     return rewrites
 
 
-def _dropped_factory_args(plan: PipelinePlan, call: cst.Call) -> set[str]:
+def dropped_factory_args(plan: PipelinePlan, call: cst.Call) -> set[str]:
     params = {p.name.value for p in all_params(plan.function.params)}
     dropped = set()
     for arg in call.args:

@@ -764,7 +764,8 @@ class _ReturnYieldCounter(Visitor):
 def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, list]) -> None:
     name = plan.graph.name
     plan.pipe_vars = [v for v in facts.pipeline_var_factories if name in facts.graphs_of(v)]
-    plan.factory_calls = [c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name]
+    plan.factory_calls = [c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name
+                          or name in facts.graphs_of(facts.aliased_calls.get(id(c), "") + "()")]
     for call in plan.factory_calls:
         for arg in call.args:
             if arg.keyword is not None and _is_pipeline_kwarg(plan, arg):
@@ -833,6 +834,22 @@ def _block_graph_consumers(plan: PipelinePlan, facts: ModuleFacts, stray_ids: se
                 f"{GRAPH_CONSUMERS[plugin]}, and dynamic mode has no graph to give it; to move off it, "
                 f"{GUIDANCE[plugin]}"))
     return consumed
+
+
+def block_mixed_factory_calls(plans: list[PipelinePlan], facts: ModuleFacts) -> None:
+    """``pipeline(...)`` in ``def speedtest(pipeline, ...)`` makes the pipelines of several
+    functions: their migrated functions must take the call's arguments alike, or all stay."""
+    from .callsites import dropped_factory_args
+
+    for call_id, helper in facts.aliased_calls.items():
+        makers = [p for p in plans if p.migratable and any(id(c) == call_id for c in p.factory_calls)]
+        call = next((c for p in makers for c in p.factory_calls if id(c) == call_id), None)
+        if call is None or len({frozenset(dropped_factory_args(p, call)) for p in makers}) <= 1:
+            continue
+        names = ", ".join(f"`{p.graph.name}`" for p in makers)
+        for plan in makers:
+            plan.block("DM003", call, f"`{helper.split('@')[0]}(...)` makes pipelines of {names}, whose migrated "
+                                      "functions take its arguments differently: call each one by name")
 
 
 def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> None:

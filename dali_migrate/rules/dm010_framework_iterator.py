@@ -52,7 +52,7 @@ class FrameworkIterator(Rule):
         images = data[0]["data"]
     ```
     `DALITorchLoader` is a class of about 100 lines that the migration writes once per project,
-    into a module of its own that migrated files import (README: "PyTorch iterators"). It
+    into a module of its own that migrated files import (README: "PyTorch and JAX iterators"). It
     gives what the iterator gave, batch for batch: the steps per epoch across all shards, the
     samples carried into the next epoch (FILL), the trimmed (PARTIAL) or dropped (DROP) last
     batch, `len()`, `reset()` and `auto_reset`. `pipe_reader_meta` is what the first

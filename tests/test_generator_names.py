@@ -41,6 +41,9 @@ CASES = {  # decorator, body, call -> kept with this reason (None: migrated)
     "the default is that name": ("batch_size=batch_size, num_threads=1, device_id=None",
                                  "    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
                                  "    return data + batch_size", "shifted()", None),
+    "every call passes that name": ("num_threads=1, device_id=None",
+                                     "    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
+                                     "    return data + batch_size", "shifted(batch_size=batch_size)", None),
     "a call passes another value": ("batch_size=batch_size, num_threads=1, device_id=None",
                                     "    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
                                     "    return data + batch_size", "shifted(batch_size=2)",
@@ -56,7 +59,7 @@ def test_names_the_generator_takes(case):
     assert result.error is None
     [(name, reasons)] = result.pipelines
     if reason is None:
-        assert reasons == [] and "def shifted(*, batch_size=batch_size" in result.new_source.decode()
+        assert reasons == [] and "def shifted(*, batch_size" in result.new_source.decode()
     else:
         assert any(r.startswith(reason) for r in reasons), reasons
 
@@ -75,3 +78,15 @@ def test_an_importer_that_passes_the_name_the_graph_reads_keeps_the_pipeline(tmp
     kept = unwrapped_todos((tmp_path / "graphs.py").read_text())
     assert "@pipeline_def" in kept
     assert "a call passes `batch_size=`, and the graph reads its module's `batch_size`" in kept
+
+
+def test_a_call_that_passes_a_local_of_that_name_keeps_the_pipeline():
+    source = GRAPH.format(decorator="num_threads=1, device_id=None",
+                          body="    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
+                               "    return data + batch_size")
+    source += ("\n\ndef first(batch_size):\n    pipe = shifted(batch_size=batch_size)\n    pipe.build()\n"
+               "    return pipe.run()\n\n\nprint(first(2))\n")
+    result = migrate_source(source.encode(), "names.py", Config())
+    [(name, reasons)] = result.pipelines
+    assert reasons == ["the graph reads its module's `batch_size`, and this call passes `batch_size=` from a "
+                       "function that binds its own: the migrated generator's parameter would hold that"], reasons

@@ -26,7 +26,7 @@ from .places import Places, node_ids
 from .parameter_sources import resolve_parameter_sources
 from .plan import (
     PipelinePlan,
-    block_imported_graph_helpers, block_mixed_factory_calls, block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
+    block_hidden_module_reads, block_imported_graph_helpers, block_mixed_factory_calls, block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
     find_stray_references,
     plan_decorated_pipeline,
     plan_imported_pipeline,
@@ -436,6 +436,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     block_imported_graph_helpers(plans, imported_graph_helpers or {})
     resolve_parameter_sources(module, facts, plans)
     _keep_in_pipeline_mode(plans, facts, keep or {})
+    block_hidden_module_reads(plans, module)
     block_mixed_factory_calls(plans, facts)
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"

@@ -371,20 +371,59 @@ def _check_generator_names(plan: PipelinePlan) -> None:
 
 def _reads_its_own_parameter(plan: PipelinePlan, name: str) -> bool:
     """What the graph reads as ``name`` is what the generator's parameter holds: a converted
-    subclass read ``self.batch_size`` there; or the pipeline's default is that very name
-    (``@pipeline_def(batch_size=batch_size)``) and no call gives another."""
+    subclass read ``self.batch_size`` there; or every call gives the pipeline that very name
+    (``@pipeline_def(batch_size=batch_size)``, or ``p(batch_size=batch_size)`` at each call:
+    ``block_hidden_module_reads`` checks that no function around a call binds it)."""
     from .normalize import SYNTHETIC_DECORATOR
 
     default = plan.pipeline_args.get(name)
     decorator = plan.graph.decorator.decorator if plan.graph.decorator is not None else None
     decorator = decorator.func if isinstance(decorator, cst.Call) else decorator
-    if default is None:
-        return isinstance(decorator, cst.Name) and decorator.value == SYNTHETIC_DECORATOR
-    overridden = any(a.keyword is not None and a.keyword.value == name for c in plan.factory_calls for a in c.args)
-    if isinstance(default, cst.Name) and default.value == name and not overridden:
-        plan.fixed_params.add(name)
+    if default is None and isinstance(decorator, cst.Name) and decorator.value == SYNTHETIC_DECORATOR:
         return True
-    return False
+    for call in plan.factory_calls:  # (none here: importers are checked against fixed_params)
+        given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), default)
+        if not (isinstance(given, cst.Name) and given.value == name):
+            return False
+    if not plan.factory_calls and not (isinstance(default, cst.Name) and default.value == name):
+        return False
+    plan.fixed_params.add(name)
+    return True
+
+
+def block_hidden_module_reads(plans: list[PipelinePlan], module: cst.Module) -> None:
+    """A call ``p(batch_size=batch_size)`` inside a function that binds ``batch_size`` gives the
+    generator that local, where the graph read the module's: such a pipeline stays."""
+    suspects = {id(call): plan for plan in plans if plan.migratable and not plan.imported
+                for call in plan.factory_calls if plan.fixed_params}
+    if not suspects:
+        return
+    finder = _CallsUnderLocals(suspects)
+    walk(module, finder)
+    for call, plan, name in finder.found:
+        plan.block("DM001", call, f"the graph reads its module's `{name}`, and this call passes `{name}=` from a "
+                                  "function that binds its own: the migrated generator's parameter would hold that")
+
+
+class _CallsUnderLocals(Visitor):
+    def __init__(self, suspects: dict[int, PipelinePlan]) -> None:
+        self.suspects = suspects
+        self.locals: list[set[str]] = []
+        self.found: list[tuple[cst.Call, PipelinePlan, str]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.locals.append(function_locals(node))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.locals.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        plan = self.suspects.get(id(node))
+        if plan is None or not self.locals:
+            return
+        bound = set().union(*self.locals) & plan.fixed_params
+        if bound:
+            self.found.append((node, plan, sorted(bound)[0]))
 
 
 CURRENT_PIPELINE = frozenset({"nvidia.dali.Pipeline.current", "nvidia.dali.pipeline.Pipeline.current"})

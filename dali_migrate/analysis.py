@@ -13,7 +13,7 @@ import libcst as cst
 from .visitors import Visitor, walk
 
 from .imports import ImportTable, dotted_name, import_table
-from .optable import Op, OpTable, load_op_table
+from .optable import OPS_PREFIX, Op, OpTable, load_op_table
 from .pipeline_scopes import PipelineScopes, spelled
 from .positions import order_kind
 from .scopes import class_locals, function_locals
@@ -466,8 +466,7 @@ class _FactCollector(Visitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == "None":
             self.facts.none_targets.update(id(t.target) for t in node.targets)
-        if isinstance(node.value, cst.Call) and (self.facts.imports.resolve(node.value.func) or "").startswith(
-                "nvidia.dali.ops."):
+        if isinstance(node.value, cst.Call) and (self.resolve(node.value.func) or "").startswith(OPS_PREFIX):
             for target in node.targets:
                 name = dotted_name(target.target)
                 if name is not None:
@@ -796,8 +795,11 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
     facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
     facts.pipeline_functions |= imported_pipelines
     if facts.uses_dali or imported_pipelines:
-        parameter_keys = _bind_pipeline_parameters(module, facts, imported_pipelines)
-        _bind_factory_parameters(module, facts, imported_pipelines)
+        from .pipeline_parameters import find_parameters
+
+        pipeline_parameters, factory_parameters = find_parameters(module, facts.imports, imported_pipelines)
+        parameter_keys = _bind_pipeline_parameters(facts, pipeline_parameters)
+        _bind_factory_parameters(facts, factory_parameters)
         collector = _FactCollector(facts, parameter_keys)
         factories, variables = module_pipeline_names(module, facts.imports, imported_pipelines)
         collector.pipelines.declare_module_names(variables)
@@ -855,13 +857,11 @@ def module_pipeline_names(module: cst.Module, imports: ImportTable,
     return factories, bindings.names
 
 
-def _bind_factory_parameters(module: cst.Module, facts: ModuleFacts, imported_pipelines: frozenset[str]) -> None:
+def _bind_factory_parameters(facts: ModuleFacts, parameters: list) -> None:
     """``pipe = pipeline(batch_size=...)`` in ``def speedtest(pipeline, ...)``, called with
     pipeline functions: ``pipeline`` is a helper that makes the pipelines of those functions
     (``pipeline@speedtest``, through a variable of its own)."""
-    from .pipeline_parameters import find_factory_parameters
-
-    for parameter in find_factory_parameters(module, facts.imports, imported_pipelines):
+    for parameter in parameters:
         helper = f"{parameter.name.value}@{parameter.function.name.value}"
         held = f"{helper}()"
         facts.pipeline_helpers[helper] = held
@@ -871,15 +871,12 @@ def _bind_factory_parameters(module: cst.Module, facts: ModuleFacts, imported_pi
         facts.pipeline_parameters.extend(parameter.passed)  # the functions named where it is called
 
 
-def _bind_pipeline_parameters(module: cst.Module, facts: ModuleFacts,
-                              imported_pipelines: frozenset[str]) -> dict[int, str]:
+def _bind_pipeline_parameters(facts: ModuleFacts, parameters: list) -> dict[int, str]:
     """Parameters that every call fills with a pipeline (``show(plain(ROOT), 2)``) are pipeline
     variables; the calls passed are their factory calls, bound to no statement (so nothing is
     placed after them). Returns id(parameter name) -> its key."""
-    from .pipeline_parameters import find_pipeline_parameters
-
     keys: dict[int, str] = {}
-    for number, parameter in enumerate(find_pipeline_parameters(module, facts.imports, imported_pipelines)):
+    for number, parameter in enumerate(parameters):
         name = keys[id(parameter.name)] = f"{parameter.name.value}@{parameter.function.name.value}#p{number}"
         facts.pipeline_refs[id(parameter.name)] = name
         facts.pipeline_vars.add(name)

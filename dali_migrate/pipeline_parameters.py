@@ -30,7 +30,7 @@ import libcst as cst
 from .analysis import pipeline_def_decorator
 from .imports import ImportTable, dotted_name
 from .output_helpers import References
-from .scopes import all_params
+from .scopes import all_params, name_assignment, target_names
 from .visitors import Visitor, walk
 
 
@@ -55,79 +55,77 @@ class FactoryParameter:
     passed: tuple[cst.Name, ...]  # where the calls pass them
 
 
-def find_factory_parameters(module: cst.Module, imports: ImportTable,
-                            pipeline_functions: frozenset[str] = frozenset()) -> list[FactoryParameter]:
-    """Parameters that every call fills with a pipeline function's name and that the function
-    only calls, in its own body."""
-    functions = _plain_functions(module)
-    if not functions:
-        return []
-    decorated = set(pipeline_functions) | {
-        s.name.value for s in module.body
-        if isinstance(s, cst.FunctionDef) and s.decorators and pipeline_def_decorator(s, imports) is not None}
-    if not decorated:
-        return []
-    uses = References(set(functions))
-    walk(module, uses)
+def _factory_parameters(function: cst.FunctionDef, calls: list[cst.Call],
+                        decorated: set[str]) -> list[FactoryParameter]:
+    """Parameters of ``function`` that every call fills with a pipeline function's name and
+    that the function only calls, in its own body."""
     found = []
-    for name, function in functions.items():
-        calls = uses.calls.get(name, [])
-        if not calls or uses.other_uses.get(name):
-            continue
-        for param in all_params(function.params):
-            passed = [passed_argument(call, function, param.name.value) for call in calls]
-            if all(isinstance(p, cst.Name) and p.value in decorated for p in passed) and _only_called(
-                    function, param.name.value):
-                found.append(FactoryParameter(function, param.name, tuple(sorted({p.value for p in passed})),
-                                              tuple(passed)))
+    for param in all_params(function.params):
+        passed = [passed_argument(call, function, param.name.value) for call in calls]
+        if all(isinstance(p, cst.Name) and p.value in decorated for p in passed) and _only_called(
+                function, param.name.value):
+            found.append(FactoryParameter(function, param.name, tuple(sorted({p.value for p in passed})),
+                                          tuple(passed)))
     return found
 
 
 def _only_called(function: cst.FunctionDef, name: str) -> bool:
     """``name`` appears in the function's body only as what its own statements call (not in a
     function or lambda it defines, which would read it later)."""
-    counts = {"calls": 0, "names": 0}
-    depth = [0]
-
-    class Uses(Visitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            depth[0] += 1
-
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-            depth[0] -= 1
-
-        visit_Lambda, leave_Lambda = visit_FunctionDef, leave_FunctionDef
-
-        def visit_Call(self, node: cst.Call) -> None:
-            if depth[0] == 0 and isinstance(node.func, cst.Name) and node.func.value == name:
-                counts["calls"] += 1
-
-        def visit_Name(self, node: cst.Name) -> None:
-            counts["names"] += node.value == name
-
-    walk(function.body, Uses())
-    return 0 < counts["calls"] == counts["names"]
+    uses = _CallsAndNames(name)
+    walk(function.body, uses)
+    return 0 < uses.calls == uses.names
 
 
-def find_pipeline_parameters(module: cst.Module, imports: ImportTable,
-                             pipeline_functions: frozenset[str] = frozenset()) -> list[PipelineParameter]:
-    """``pipeline_functions``: names of pipeline functions other modules define."""
+class _CallsAndNames(Visitor):
+    """How often ``name`` is called outside nested functions, and how often it is spelled."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.calls = self.names = self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+
+    visit_Lambda, leave_Lambda = visit_FunctionDef, leave_FunctionDef
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls += self.depth == 0 and isinstance(node.func, cst.Name) and node.func.value == self.name
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names += node.value == self.name
+
+
+def find_parameters(module: cst.Module, imports: ImportTable, pipeline_functions: frozenset[str] = frozenset()
+                    ) -> tuple[list[PipelineParameter], list[FactoryParameter]]:
+    """The module's parameters that stand for pipelines, and those that stand for pipeline
+    functions (one walk for the calls of both). ``pipeline_functions``: names of pipeline
+    functions other modules define."""
     functions = _plain_functions(module)
     if not functions:
-        return []
+        return [], []
     pipelines = set(pipeline_functions) | _decorated_pipelines(module, imports)
     if not pipelines:
-        return []
+        return [], []
+    decorated = set(pipeline_functions) | {
+        s.name.value for s in module.body
+        if isinstance(s, cst.FunctionDef) and s.decorators and pipeline_def_decorator(s, imports) is not None}
     uses = References(set(functions))
     walk(module, uses)
     passes = _Passes(module, pipelines)
-    found = []
+    found: list[PipelineParameter] = []
+    factories: list[FactoryParameter] = []
     for name, function in functions.items():
         calls = uses.calls.get(name, [])
-        if calls and not uses.other_uses.get(name):
-            found += [p for param in all_params(function.params)
-                      if (p := passes.parameter(function, param.name, calls)) is not None]
-    return found
+        if not calls or uses.other_uses.get(name):
+            continue
+        found += [p for param in all_params(function.params)
+                  if (p := passes.parameter(function, param.name, calls)) is not None]
+        factories += _factory_parameters(function, calls, decorated)
+    return found, factories
 
 
 class _Passes:
@@ -249,13 +247,7 @@ class _Bindings(Visitor):
 
 
 def _target_names(target: cst.CSTNode) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_target_names(e.value) for e in target.elements))
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
+    return {name.value for name in target_names(target)}
 
 
 def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
@@ -312,9 +304,7 @@ def _small_statements(statement) -> list:
 
 def _assignments(statement) -> list[tuple[str, cst.BaseExpression]]:
     """``name = value`` in a statement (one target, a plain name)."""
-    return [(small.targets[0].target.value, small.value) for small in _small_statements(statement)
-            if isinstance(small, cst.Assign) and len(small.targets) == 1
-            and isinstance(small.targets[0].target, cst.Name)]
+    return [assigned for small in _small_statements(statement) if (assigned := name_assignment(small))]
 
 
 def _returns_a_pipeline(function: cst.FunctionDef, pipelines: set[str]) -> bool:

@@ -83,6 +83,17 @@ def target_names(target: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
+def name_assignment(statement: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """``(name, value)`` for ``name = value`` (one target, a plain name), given as its small
+    statement or as a line holding only it; None for anything else."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        statement = statement.body[0] if len(statement.body) == 1 else None
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target,
+                                                                                         cst.Name):
+        return statement.targets[0].target.value, statement.value
+    return None
+
+
 def assigned_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The single targets an assignment target stands for: ``a, (b.x, *c)`` -> ``a``, ``b.x``, ``c``."""
     if isinstance(target, (cst.Tuple, cst.List)):

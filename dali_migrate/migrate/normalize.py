@@ -356,11 +356,11 @@ class _Normalizer(Transformer):
         """``self.x`` the graph binds and nothing else in the module spells (``self.jpegs,
         self.labels = fn.readers.file(...)``, old examples' style): a local of the graph
         function, named ``x`` (or a free variant)."""
-        if not self.classes or not self.attribute_uses.stands_alone(self.classes[-1]):
+        bound = {dotted_name(t) for t in _assigned_attributes(graph.body)}
+        if not bound or not self.classes or not self.attribute_uses.stands_alone(self.classes[-1]):
             return {}
         inside = _self_attribute_counts([graph])
         in_class = self.attribute_uses.in_class(self.classes[-1])
-        bound = {dotted_name(t) for t in _assigned_attributes(graph.body)}
         graph_names = scope_names([graph.body])  # a local of the function shadows only these
         taken = graph_names.loaded | graph_names.bound
         return {attr: unique_name(attr.split(".", 1)[1], taken) for attr in sorted(bound)
@@ -370,30 +370,25 @@ class _Normalizer(Transformer):
 
 class _AttributeUses:
     """Where the module spells attributes: ``self.x`` per class, ``obj.x`` on anything else, and
-    which classes inherit from or derive from another class of the module."""
+    which classes inherit from or derive from another class of the module. Read from the module
+    the first time a graph binds ``self.x`` (most graphs do not)."""
 
     def __init__(self, module: cst.Module | None = None) -> None:
-        self.others: dict[str, int] = {}  # attribute name -> uses not on ``self``
-        self.related: set[str] = set()  # classes with a module class as base, and those bases
+        self.module = module
+        self._others: dict[str, int] | None = None  # attribute name -> uses not on ``self``
+        self._related: set[str] | None = None  # classes with a module class as base, and those bases
         self._per_class: dict[int, dict[str, int]] = {}
-        if module is None:
-            return
-        classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
-        for node in classes.values():
-            bases = {dotted_name(b.value) for b in node.bases} & set(classes)
-            if bases:
-                self.related |= bases | {node.name.value}
-        uses = self.others
-
-        class Others(Visitor):
-            def visit_Attribute(self, node: cst.Attribute) -> None:
-                if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
-                    uses[node.attr.value] = uses.get(node.attr.value, 0) + 1
-
-        walk(module, Others())
 
     def stands_alone(self, node: cst.ClassDef) -> bool:
-        return node.name.value not in self.related
+        if self._related is None:
+            body = self.module.body if self.module is not None else ()
+            classes = {s.name.value: s for s in body if isinstance(s, cst.ClassDef)}
+            self._related = set()
+            for cls in classes.values():
+                bases = {dotted_name(b.value) for b in cls.bases} & set(classes)
+                if bases:
+                    self._related |= bases | {cls.name.value}
+        return node.name.value not in self._related
 
     def in_class(self, node: cst.ClassDef) -> dict[str, int]:
         if id(node) not in self._per_class:
@@ -401,7 +396,18 @@ class _AttributeUses:
         return self._per_class[id(node)]
 
     def read_on_other_objects(self, name: str) -> bool:
-        return self.others.get(name, 0) > 0
+        if self._others is None:
+            self._others = {}
+            uses = self._others
+
+            class Others(Visitor):
+                def visit_Attribute(self, node: cst.Attribute) -> None:
+                    if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+                        uses[node.attr.value] = uses.get(node.attr.value, 0) + 1
+
+            if self.module is not None:
+                walk(self.module, Others())
+        return self._others.get(name, 0) > 0
 
 
 class _AttributesAsNames(Transformer):

@@ -60,20 +60,18 @@ def has_data_inputs(call: cst.Call, literal_names: frozenset[str] = frozenset())
 def literal_names(function: cst.FunctionDef, module_values: dict[str, list[cst.BaseExpression]]) -> frozenset[str]:
     """Names that hold a literal wherever ``function`` reads them: bound once, at its top level,
     to a literal and nowhere else in it; or not bound in it and bound once in the module to one."""
+    from ..scopes import all_params, name_assignment
     from .names import scope_names
 
     own: dict[str, int] = {}
     rebound: set[str] = set()
     for statement in function.body.body:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-                and is_literal(small.value)):
-            name = small.targets[0].target.value
-            own[name] = own.get(name, 0) + 1
+        assigned = name_assignment(statement)
+        if assigned is not None and is_literal(assigned[1]):
+            own[assigned[0]] = own.get(assigned[0], 0) + 1
             continue
         rebound |= scope_names([statement]).bound
-    bound = set(own) | rebound | {p.name.value for p in [*function.params.params, *function.params.kwonly_params,
-                                                          *function.params.posonly_params]}
+    bound = set(own) | rebound | {p.name.value for p in all_params(function.params)}
     local = {name for name, count in own.items() if count == 1 and name not in rebound}
     module = {name for name, values in module_values.items()
               if name not in bound and len(values) == 1 and is_literal(values[0])}

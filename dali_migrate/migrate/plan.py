@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from ..scopes import function_locals
+from ..scopes import function_locals, name_assignment
 from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, Graph, ModuleFacts, is_pipeline_target, iterated_pipeline, iterator_decorator
@@ -464,21 +464,13 @@ def _plan_current_pipeline(plan: PipelinePlan) -> None:
 
 
 def _current_pipeline_alias(statement: cst.BaseStatement, calls: set[int]) -> str | None:
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return None
-    assign = statement.body[0]
-    if (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-            and id(assign.value) in calls):
-        return assign.targets[0].target.value
-    return None
+    assigned = name_assignment(statement)
+    return assigned[0] if assigned is not None and id(assigned[1]) in calls else None
 
 
 def _copies_batch_size(statement: cst.BaseStatement, reads: set[int]) -> bool:
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return False
-    assign = statement.body[0]
-    return (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and id(assign.value) in reads
-            and isinstance(assign.targets[0].target, cst.Name) and assign.targets[0].target.value == "batch_size")
+    assigned = name_assignment(statement)
+    return assigned is not None and assigned[0] == "batch_size" and id(assigned[1]) in reads
 
 
 class _CurrentPipelineUses(Visitor):

@@ -86,7 +86,7 @@ def _fixture(stem: str, kind: str):
 # Whole programs whose printed output must not change. train_classifier prints a sample
 # object itself, whose repr names its type (TensorCPU before, Tensor after).
 # Programs whose pipelines the audit keeps (wholly or in part): they must still run as before.
-KEPT_BY_THE_AUDIT = {"trust_graphs", "source_objects_kept", "parameter_sources_kept"}
+KEPT_BY_THE_AUDIT = {"trust_graphs", "source_objects_kept", "parameter_sources_kept", "operator_objects_kept"}
 # Programs compared as whole programs only: the harness cannot build their pipelines itself (a
 # seed computed at the call, `seed=12 + device_id`; a pipeline made inside `__init__`).
 PROGRAM_ONLY = {"nemo_audio_dataset", "legacy_nvidia_style", "held_pipelines", "held_in_self", "self_sources", "iter_setup_feed",

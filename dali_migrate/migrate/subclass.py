@@ -151,7 +151,8 @@ def _self_attribute(target: cst.BaseExpression) -> str | None:
 def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable, changing: set[str]):
     """(the ``super().__init__`` call, operators by attribute, values by attribute, the prelude:
     ``__init__``'s other statements, in order, ``self.x = value`` as ``x = value``).
-    ``changing``: attributes ``iter_setup`` assigns, which stay variables of the graph."""
+    ``changing``: attributes ``iter_setup`` assigns, which stay variables of the graph.
+    ``stored_at``: for each value, how many prelude statements come before its assignment."""
     statements = list(init.body.body)
     if statements and _is_docstring(statements[0]):
         statements = statements[1:]
@@ -159,7 +160,7 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable,
                               and isinstance(statements[0].body[0], cst.Expr)
                               and _is_super_init(statements[0].body[0].value)):
         raise NotConvertible("`__init__` must start with `super().__init__(...)`")
-    operators, values, prelude, made = {}, {}, [], set()
+    operators, values, prelude, made, stored_at = {}, {}, [], set(), {}
     for statement in statements[1:]:
         name, small = _self_assignment(statement)
         if name is None and isinstance(statement, cst.If) and _builds_operators(statement, imports):
@@ -181,12 +182,13 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable,
         elif name not in changing and (isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
                 isinstance(value, cst.Name) and value.value in (name, "True", "False", "None"))):
             values[name] = value  # ``self.crop = crop``: the name itself
+            stored_at[name] = len(prelude)
         else:
             values[name] = cst.Name(name)
             made.add(name)
             prelude.append(statement.with_changes(body=[small.with_changes(
                 targets=[cst.AssignTarget(cst.Name(name))])]))
-    return statements[0].body[0].value, operators, values, prelude, made
+    return statements[0].body[0].value, operators, values, prelude, made, stored_at
 
 
 def _self_assignment(statement: cst.BaseStatement) -> tuple[str | None, cst.Assign | None]:
@@ -358,15 +360,17 @@ class _GraphRewriter(Transformer):
         raise NotConvertible(f"`self.{name}` in `{self.method}` is not set in `__init__`")
 
 
-def _check_values_hold(operators: dict, values: dict, prelude: list[cst.BaseStatement]) -> None:
+def _check_values_hold(operators: dict, values: dict, prelude: list[cst.BaseStatement], stored_at: dict) -> None:
     """An operator's arguments are read where ``define_graph`` calls it, after all of the
-    prelude: a name they read must not change after the operator was built."""
+    prelude: a name they read must not change after the operator was built, nor a name
+    stored as ``self.x = x`` after that line (a base class's default bound before it is fine)."""
     for name, (_, constructor, position) in operators.items():
         rebound = scope_names(prelude[position:]).bound & scope_names([constructor]).loaded
         if rebound:
             raise NotConvertible(f"`{sorted(rebound)[0]}` changes after `self.{name}` is built from it")
     for name, value in values.items():
-        if isinstance(value, cst.Name) and value.value == name and name in scope_names(prelude).bound:
+        if (isinstance(value, cst.Name) and value.value == name
+                and name in scope_names(prelude[stored_at[name]:]).bound):
             raise NotConvertible(f"`{name}` changes after `self.{name} = {name}`")
 
 
@@ -438,14 +442,14 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     fed = _fed(methods.get("iter_setup"))
     helpers = _used_helpers(methods)
     changing = fed.written if fed is not None else set()
-    super_call, operators, values, prelude, made = _init_members(init, imports, optable, changing)
+    super_call, operators, values, prelude, made, stored_at = _init_members(init, imports, optable, changing)
     if fed is not None:
         graph = _with_fed_source(graph, fed, operators)
         _check_changing([graph, *helpers.values()], changing, made)
     _check_helpers_only_read(helpers)
     _check_graph_writes(graph, set(operators) | set(values))
     decorator_args, passed, computed = _pipeline_arguments(super_call, params)
-    _check_values_hold(operators, {k: v for k, v in values.items() if k not in made}, prelude)
+    _check_values_hold(operators, {k: v for k, v in values.items() if k not in made}, prelude, stored_at)
     _check_rebound_parameters(prelude, operators, made & set(params))
     rewriter = _GraphRewriter(operators, values, set(params))
     rewriter.helpers = set(helpers)

@@ -474,6 +474,8 @@ def _wrap_element(element, base: int, level: int, layout: _Layout, module: cst.M
     if not isinstance(element, (cst.Element, cst.StarredElement)) or isinstance(element, cst.StarredElement):
         return element
     start = layout.indent(base, level)
+    if _split_strings(element.value, start, layout, module):
+        return element.with_changes(value=_strings_split(element.value, level, layout))
     return element.with_changes(value=_wrap_expression(element.value, start, 1, base, level, layout, module))
 
 
@@ -481,7 +483,22 @@ def _wrap_argument(argument: cst.Arg, base: int, level: int, layout: _Layout, mo
     text = _element_code(module, argument)
     value = _code(module, argument.value)
     start = layout.indent(base, level) + len(text) - len(value)
+    if _split_strings(argument.value, start, layout, module):
+        return argument.with_changes(value=_strings_split(argument.value, level, layout))
     return argument.with_changes(value=_wrap_expression(argument.value, start, 1, base, level, layout, module))
+
+
+def _split_strings(value: cst.BaseExpression, start: int, layout: _Layout, module: cst.Module) -> bool:
+    """``"a" "b"`` inside brackets that does not fit: black puts each string on a line of its own."""
+    return (isinstance(value, cst.ConcatenatedString) and not value.lpar
+            and start + len(_code(module, value)) + 1 > layout.limit)
+
+
+def _strings_split(strings: cst.ConcatenatedString, level: int, layout: _Layout) -> cst.ConcatenatedString:
+    right = strings.right
+    if isinstance(right, cst.ConcatenatedString):
+        right = _strings_split(right, level, layout)
+    return strings.with_changes(right=right, whitespace_between=_newline(level, layout))
 
 
 def _lay_out(elements: list, one_line: bool, level: int, layout: _Layout) -> list:

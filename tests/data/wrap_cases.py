@@ -30,3 +30,5 @@ def f():
         mirror = ndd.random.coin_flip(probability=0.5, batch_size=batch_size, rng=rngxxxxxxxxxxxxxxx)
         print("angles in range:", all(-15.0 <= float(np.asarray(angles.tensors[i])) <= 15.0 for i in range(angles.batch_size)))
         ok = all(-15.0 <= float(np.asarray(angles_of_the_batch.tensors[i])) <= 15.0 for i in range(n))
+        print(f"  sample {i}: label={np.array(labels.tensors[i]).item()} shape={tuple(np.array(shapes.tensors[i]))} " f"ratio={float(np.array(ratio.tensors[i])):.4f} mean={img.mean():.3f}")
+        log(step, ["first part of a long message about the batch " "and the second part of that message", labels.batch_size])

@@ -120,6 +120,9 @@ class ModuleFacts:
     sample_shapes: set[int] = field(default_factory=set)
     iterator_uses: list[Site] = field(default_factory=list)
     iterator_subclasses: list[Site] = field(default_factory=list)  # ``class X(DALIGenericIterator)``
+    # module-level subclasses of a framework iterator: name -> the iterator's qualname; their
+    # calls are ``iterator_uses`` with the class's name as ``detail``
+    iterator_classes: dict[str, str] = field(default_factory=dict)
     # functions that only receive outputs (``show_images(images)``): name -> output_helpers.OutputHelper
     output_helpers: dict[str, object] = field(default_factory=dict)
     # outputs passed to calls of a plain name (``show_images(images)``): (call, argument, escape)
@@ -424,6 +427,8 @@ class _FactCollector(Visitor):
             qualname = self.resolve(base.value)
             if qualname is not None and qualname.startswith("nvidia.dali.plugin."):
                 self.facts.iterator_subclasses.append(Site(base.value, qualname, node.name.value))
+                if not self.function_stack and not self.class_stack and len(node.bases) == 1:
+                    self.facts.iterator_classes[node.name.value] = qualname
         self.class_stack.append(is_pipeline)
         self.pipelines.enter_class(node)
         self._enter_class_scope(node)
@@ -629,6 +634,9 @@ class _FactCollector(Visitor):
                 self._tensorlist_use(node, node.args[0].value, "feed_ndarray")
             elif qualname.startswith("nvidia.dali.plugin."):
                 self.facts.iterator_uses.append(Site(node, qualname))
+            return
+        if isinstance(node.func, cst.Name) and node.func.value in self.facts.iterator_classes:
+            self.facts.iterator_uses.append(Site(node, self.facts.iterator_classes[node.func.value], node.func.value))
             return
         if not isinstance(node.func, cst.Attribute):
             self._check_len(node)

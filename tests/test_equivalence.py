@@ -9,6 +9,8 @@ from dali_migrate.verify import VerifyOptions, verify_files
 
 pytest.importorskip("nvidia.dali")
 
+ARRAYS = sorted(str(path) for path in (FIXTURES / "data" / "arrays").resolve().glob("*.npy"))
+
 # fixture -> the --arg values its first call site needs (names local to the caller)
 RUNNABLE = {
     "train_classifier": {},
@@ -64,9 +66,11 @@ RUNNABLE = {
     "jax_loaders": {"file_root": str(FIXTURES / "data" / "images")},
     "pipeline_arguments": {},
     "current_pipeline": {},
+    "segmentation_wrapper": {"batch_size": 2, "imgs": ARRAYS, "lbls": ARRAYS},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
-NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies"}
+NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies",
+               "segmentation_wrapper"}
 
 
 # fixtures that import JAX (.ci/run installs its CPU build)

@@ -18,7 +18,8 @@ from .external_source import holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
 from . import torch_loader
 from .imports import add_local_import, fix_imports, has_ndd_import, insert_after_imports
-from .iterators import IteratorNotMigratable, TorchLoaders, is_jax, iterator_sites, unbound_pipelines
+from .iterator_classes import with_loader_base
+from .iterators import IteratorNotMigratable, TorchLoaders, is_jax, iterator_name, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name, variable_names
 from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments, has_data_inputs, literal_names
 from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
@@ -32,11 +33,13 @@ from .plan import (
     plan_imported_pipeline,
 )
 from .reader_meta import (
+    META_METHODS,
     NotMigratable,
     ReaderMetaRewrites,
     factory_statements,
     meta_sites,
     plan_reader_meta,
+    unlike_rewrites,
 )
 from .todo import TODO_PREFIX, Todo, TodoInserter
 
@@ -280,11 +283,12 @@ def _places_of_uses(module: cst.Module, facts: ModuleFacts, plans: list[Pipeline
     return places
 
 
-def _plan_reader_meta(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
-                      loader_classes: tuple[str, str], places: Places,
-                      factories: dict[str, list[cst.Call]]) -> dict[int, ReaderMetaRewrites]:
+def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
+                      loader_classes: tuple[str, str], places: Places, factories: dict[str, list[cst.Call]],
+                      keep: dict[str, str]) -> dict[int, ReaderMetaRewrites]:
     """Per plan (by id), its metadata lookups and framework iterators (``loader_classes``: the
-    PyTorch and JAX loaders' names); a plan they cannot be done for is blocked."""
+    PyTorch and JAX loaders' names); a plan they cannot be done for is blocked. ``keep``: names
+    other files use, which stay as they are."""
     by_plan: dict[int, ReaderMetaRewrites] = {}
     _block_unbound_iterators(facts, plans)
     pipe_vars = [v for p in plans for v in p.pipe_vars]
@@ -292,8 +296,8 @@ def _plan_reader_meta(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: 
         return by_plan
     for plan in [p for p in plans if p.migratable]:
         try:
-            planned = plan_reader_meta(plan, facts, factories, ndd_alias,
-                                       places, TorchLoaders(plan, facts, *loader_classes))
+            loaders = TorchLoaders(plan, facts, *loader_classes, module, keep)
+            planned = plan_reader_meta(plan, facts, factories, ndd_alias, places, loaders)
         except IteratorNotMigratable as reason:
             plan.block("DM010", reason.site.node, str(reason))
             continue
@@ -301,9 +305,12 @@ def _plan_reader_meta(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: 
             for site in meta_sites(facts, plan.pipe_vars):
                 plan.block("DM017", site.node, f"`{site.name}.{site.detail}()`: {reason}")
             for site in iterator_sites(facts, plan.pipe_vars):
-                plan.block("DM010", site.node, f"`{site.name.rsplit('.', 1)[-1]}`: {reason}")
+                plan.block("DM010", site.node, f"{iterator_name(site)}: {reason}")
             continue
         by_plan[id(plan)] = planned
+    for plan, site, reason in unlike_rewrites([(p, by_plan[id(p)]) for p in plans if id(p) in by_plan]):
+        is_lookup = isinstance(site.func, cst.Attribute) and site.func.attr.value in META_METHODS
+        plan.block("DM017" if is_lookup else "DM010", site, reason)
     return by_plan
 
 
@@ -339,16 +346,37 @@ def _plan_checkpoints(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
     return by_plan
 
 
-def _settle(plans: list[PipelinePlan], facts: ModuleFacts, uses: HelperUses | None) -> dict:
-    """Blocks until no blocking causes another: shared variables and shared graph helpers."""
+def _settle(plans: list[PipelinePlan], facts: ModuleFacts, uses: HelperUses | None,
+            reader_meta: dict[int, ReaderMetaRewrites]) -> dict:
+    """Blocks until no blocking causes another: shared variables, shared graph helpers, and
+    iterator subclasses shared with pipelines that stay."""
     own = [p for p in plans if not p.imported]
     while True:
         blocked = sum(not p.migratable for p in plans)
         block_shared_variables(plans, facts)
+        _block_iterator_classes_kept_elsewhere(plans, facts, reader_meta)
         block_mixed_output_helpers(plans, facts)
         helpers = plan_helpers(own, uses)
         if sum(not p.migratable for p in plans) == blocked:
             return helpers
+
+
+def _block_iterator_classes_kept_elsewhere(plans: list[PipelinePlan], facts: ModuleFacts,
+                                           reader_meta: dict[int, ReaderMetaRewrites]) -> None:
+    """A subclass of the iterator derives from the loader once migrated: every call of it must
+    be over a migrated pipeline, or none."""
+    migratable = [p for p in plans if p.migratable and id(p) in reader_meta]
+    planned = {id(s.node) for p in migratable for s in reader_meta[id(p)].loaders}
+    for name in facts.iterator_classes:
+        calls = [s.node for s in facts.iterator_uses if s.detail == name]
+        left = [call for call in calls if id(call) not in planned]
+        if not left or len(left) == len(calls):
+            continue
+        line = cst.Module([]).code_for_node(left[0]).split("\n")[0]
+        for plan in migratable:
+            for site in (s for s in reader_meta[id(plan)].loaders if s.detail == name):
+                plan.block("DM010", site.node, f"`{name}` is also used over a pipeline that stays in pipeline "
+                                               f"mode (`{line}`): it must derive from one iterator class")
 
 
 def _restore_todos(checkpoints: CheckpointRewrites) -> list[Todo]:
@@ -443,17 +471,19 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     loader_class = unique_name(torch_loader.CLASS_NAME, all_names(module))
     jax_loader_class = unique_name(torch_loader.JAX_CLASS_NAME, all_names(module))
     places, factories = _places_of_uses(module, facts, plans), factory_statements(facts)
-    reader_meta_by_plan = _plan_reader_meta(facts, [p for p in plans if p.migratable], ndd_alias,
-                                            (loader_class, jax_loader_class), places, factories)
+    reader_meta_by_plan = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias,
+                                            (loader_class, jax_loader_class), places, factories, keep or {})
     checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias, places, factories)
-    helpers = _settle(plans, facts, uses)
+    helpers = _settle(plans, facts, uses, reader_meta_by_plan)
     migratable = [p for p in plans if p.migratable]
     # what was planned for pipelines blocked afterwards is left out
     reader_meta = ReaderMetaRewrites.merged([reader_meta_by_plan[id(p)] for p in migratable if id(p) in reader_meta_by_plan])
     checkpoints = CheckpointRewrites.merged([checkpoints_by_plan[id(p)] for p in migratable if id(p) in checkpoints_by_plan])
     call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta, checkpoints)
+    rebased = {site.detail for site in reader_meta.loaders if site.detail}  # iterator subclasses
     fixed_ids = set().union(*(node_ids(p.function) for p in migratable if not p.imported),
                             *(node_ids(h.function) for h in helpers.values())) | call_sites.fixed_ids
+    fixed_ids |= {id(site.node) for site in facts.iterator_subclasses if site.detail in rebased}
     fixed = [f for f in findings if id(f.node) in fixed_ids]
     todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids],
                                      graph_reasons or {}, [*_escape_todos(facts, migratable, handled_helpers),
@@ -463,6 +493,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
         plan.capture = capture and len(plan.readers) == 1 and not plan.checkpointing
     migrator = Migrator(facts, own, ndd_alias, call_sites, todos, helpers)
     new_module = module.visit(migrator)
+    if rebased:
+        new_module = with_loader_base(new_module, rebased, loader_class)
     if migratable or call_sites.fixed_ids:
         types_names = set().union(*(names_needed(p.sources) for p in own))
         need_numpy = call_sites.needs_numpy or (migrator.op_plan.needs_numpy and numpy_alias(module) is None)

@@ -21,7 +21,8 @@ import libcst as cst
 
 from ..analysis import ModuleFacts, Site, iterated_pipeline, single_element
 from ..imports import dotted_name
-from ..rules.dm010_framework_iterator import GUIDANCE, plugin_name
+from ..rules.dm010_framework_iterator import GUIDANCE, iterator_name, plugin_name
+from ..visitors import Visitor, walk
 from .names import all_names
 from .ops import NotALiteral, bracket_moved, keyword_arg, literal_value, realigned
 from ..analysis import is_pipeline_target
@@ -64,6 +65,71 @@ def _bind(call: cst.Call, parameters: list[str]) -> dict[str, cst.BaseExpression
                 raise NotMigratable(f"unknown iterator argument `{name}=`")
             bound[name] = arg.value
     return bound
+
+
+def _bound_literal(name: cst.Name, site: cst.CSTNode, module: cst.Module) -> cst.BaseExpression:
+    """The literal that ``name`` holds at ``site``: every binding of it in the function around
+    ``site`` (or in the module) is ``name = <the same literal>``; else ``name`` itself."""
+    finder = _Bindings(name.value, site)
+    walk(module, finder)
+    values = finder.values if finder.scope_found else []
+    if values and not finder.other and all(v.deep_equals(values[0]) or _code(v) == _code(values[0]) for v in values):
+        return values[0]
+    return name
+
+
+def _code(node: cst.CSTNode) -> str:
+    return " ".join(cst.Module([]).code_for_node(node).split())
+
+
+class _Bindings(Visitor):
+    """The values assigned to ``name`` in the innermost function holding ``site``."""
+
+    def __init__(self, name: str, site: cst.CSTNode) -> None:
+        self.name, self.site = name, site
+        self.stack: list[dict] = [{"values": [], "other": False}]
+        self.values: list[cst.BaseExpression] = []
+        self.other = False
+        self.scope_found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        bound_as_param = self.name in {p.name.value for p in [*node.params.params, *node.params.kwonly_params,
+                                                                *node.params.posonly_params]}
+        self.stack.append({"values": [], "other": bound_as_param})
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node is self.site:
+            self.scope_found = True
+            self.values, self.other = self.stack[-1]["values"], self.stack[-1]["other"]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        targets = [t.target for t in node.targets]
+        if any(isinstance(t, cst.Name) and t.value == self.name for t in targets):
+            self.stack[-1]["values"].append(node.value)
+        elif self.name in {n.value for t in targets if not isinstance(t, cst.Name) for n in _names(t)}:
+            self.stack[-1]["other"] = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.stack[-1]["other"] = True
+
+    def visit_For(self, node: cst.For) -> None:
+        if self.name in {n.value for n in _names(node.target)}:
+            self.stack[-1]["other"] = True
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Names(Visitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+    walk(node, Names())
+    return found
 
 
 def _strings(node: cst.BaseExpression | None, what: str) -> list[str]:
@@ -142,7 +208,7 @@ def _batch_size(plan, factory_call: cst.Call) -> cst.BaseExpression:
 
 
 def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, class_name: str,
-                facts: ModuleFacts) -> cst.Call:
+                facts: ModuleFacts, module: cst.Module | None = None) -> cst.Call:
     """The ``class_name(...)`` call that replaces the iterator call at ``site``; without ``meta``
     (the variable holding the reader's metadata), the pipeline's sources end its epochs."""
     parameters = PARAMETERS.get(site.name)
@@ -151,6 +217,8 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
         raise NotMigratable(f"no automatic migration: {guidance}")
     bound = _bind(site.node, parameters)
     _check_one_device(bound)
+    if isinstance(bound.get("output_map"), cst.Name) and module is not None:  # ``output_map=names``
+        bound = {**bound, "output_map": _bound_literal(bound["output_map"], site.node, module)}
     outputs = _checked_outputs(plan, bound, parameters, by_reader=meta is not None)
     policy = _policy(bound, facts)
     if is_jax(site) and policy is not None and "partial" in cst.Module([]).code_for_node(policy).lower():
@@ -238,7 +306,7 @@ def _output_map_node(bound: dict, outputs: list[str]) -> cst.BaseExpression:
 
 class IteratorNotMigratable(NotMigratable):
     def __init__(self, site: Site, reason: str) -> None:
-        super().__init__(f"`{site.name.rsplit('.', 1)[-1]}`: {reason}")
+        super().__init__(f"{iterator_name(site)}: {reason}")
         self.site = site
 
 
@@ -250,6 +318,8 @@ class TorchLoaders:
     facts: ModuleFacts
     class_name: str  # the PyTorch loader's name in the module
     jax_class_name: str
+    module: cst.Module | None = None  # for the project's own subclasses of the iterator
+    kept_classes: dict[str, str] | None = None  # such subclasses other files use -> why they stay
 
     def sites(self, var: str) -> list[Site]:
         return iterator_sites(self.facts, [var])
@@ -280,9 +350,21 @@ class TorchLoaders:
             if meta is not None and meta.startswith("self."):
                 _check_readable_from_another_method(_batch_size(self.plan, factory_call))
             class_name = self.jax_class_name if is_jax(site) else self.class_name
-            return loader_call(self.plan, site, factory_call, meta, class_name, self.facts)
+            if site.detail:  # a call of the project's own subclass: it derives from the loader instead
+                self._check_class(site)
+                class_name = site.detail
+            return loader_call(self.plan, site, factory_call, meta, class_name, self.facts, self.module)
         except NotMigratable as reason:
             raise IteratorNotMigratable(site, str(reason)) from None
+
+
+    def _check_class(self, site: Site) -> None:
+        from .iterator_classes import check_iterator_class
+
+        reason = (self.kept_classes or {}).get(site.detail)
+        if reason is not None:
+            raise NotMigratable(reason)
+        check_iterator_class(self.facts.module_classes[site.detail][0], site.name, self.module)
 
 
 def _check_readable_from_another_method(batch_size: cst.BaseExpression) -> None:

@@ -47,9 +47,22 @@ class ReaderMetaRewrites:
     # id(factory call) -> the metadata statements after it, by the variable each assigns
     statements_after: dict[int, dict[str, cst.BaseStatement]] = field(default_factory=dict)
     lookups: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(method call)
+    sites: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(method call) -> the call
     loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
     flagged_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets yield_reader_meta=True
     epoch_end_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets mark_epoch_ends=True
+
+    def rewrite(self, site: Site, expression: cst.BaseExpression, loader: bool = False) -> None:
+        """``site`` becomes ``expression``; a site a pipeline bound in each branch of an ``if``
+        reaches is rewritten once per branch, and must come out the same."""
+        earlier = self.lookups.get(id(site.node))
+        if earlier is not None and not earlier.deep_equals(expression):
+            raise NotMigratable(f"the pipelines made in the branches before it would need {_difference(earlier, expression)}: "
+                                "make them alike there")
+        self.lookups[id(site.node)] = expression
+        self.sites[id(site.node)] = site.node
+        if loader and site not in self.loaders:
+            self.loaders.append(site)
 
     @classmethod
     def merged(cls, parts: list[ReaderMetaRewrites]) -> ReaderMetaRewrites:
@@ -58,6 +71,7 @@ class ReaderMetaRewrites:
             for call, statements in part.statements_after.items():
                 whole.statements_after.setdefault(call, {}).update(statements)
             whole.lookups.update(part.lookups)
+            whole.sites.update(part.sites)
             whole.loaders += part.loaders
             whole.flagged_calls |= part.flagged_calls
             whole.epoch_end_calls |= part.epoch_end_calls
@@ -194,15 +208,13 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
     for var in plan.pipe_vars:
         sites = meta_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
-        bindings = {id(site): factory_in_scope(factory_statements.get(var, []), site, places, var, plan)
+        bindings = {id(site): factories_in_scope(factory_statements.get(var, []), site, places, var, plan)
                     for site in [*sites, *loader_sites]}
         # a use in another method than the one that made the pipeline reads the metadata from the object
-        on_self = any(call is not None and places.scope(call) is not places.scope(site.node)
-                      for site in [*sites, *loader_sites] if (call := bindings[id(site)]) is not None)
-        for site in [*sites, *loader_sites]:
-            factory_call = bindings[id(site)]
-            if factory_call is None:
-                continue  # there, `var` holds another pipeline, whose plan takes the site
+        on_self = any(places.scope(call) is not places.scope(site.node)
+                      for site in [*sites, *loader_sites] for call in bindings[id(site)])
+        # there, `var` may hold another pipeline too: each plan rewrites the site alike (checked after)
+        for site, factory_call in [(s, c) for s in [*sites, *loader_sites] for c in bindings[id(s)]]:
             if site in loader_sites and loaders.ends_at_sources(site):
                 _epochs_from_sources(plan, site, factory_call, rewrites, loaders, facts, var)
                 continue
@@ -220,10 +232,9 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                                     "the method that uses it")
             metas = {name: _meta_name(spelled(var), name, several) for name in readers}
             if site in loader_sites:
-                rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, metas[readers[0]])
-                rewrites.loaders.append(site)
+                rewrites.rewrite(site, loaders.replace(site, factory_call, metas[readers[0]]), loader=True)
             else:
-                rewrites.lookups[id(site.node)] = _lookup(site, metas, plan)
+                rewrites.rewrite(site, _lookup(site, metas, plan))
             after = rewrites.statements_after.setdefault(id(factory_call), {})
             for name, meta in metas.items():
                 if meta not in after:  # one lookup per reader, however often it is asked
@@ -240,8 +251,7 @@ def _epochs_from_sources(plan, site: Site, factory_call: cst.Call, rewrites: Rea
                             "is migrated in its own module without knowing that")
     if any(s.origin == var for s in facts.pipeline_method_sites(RUN_METHODS)):
         raise NotMigratable(f"`{spelled(var)}` is also run by hand: the iterator's epochs end where its sources stop")
-    rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, None)
-    rewrites.loaders.append(site)
+    rewrites.rewrite(site, loaders.replace(site, factory_call, None), loader=True)
     plan.marks_epoch_ends = True
     rewrites.epoch_end_calls.add(id(factory_call))
 
@@ -256,10 +266,9 @@ def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[
     metas = {name: f"{meta}[{reader_name_node(named[name].node).value}]" if len(plan.readers) > 1 and name else meta
              for name in readers}
     if is_loader:
-        rewrites.lookups[id(site.node)] = loaders.replace(site, factory_call, metas[readers[0]])
-        rewrites.loaders.append(site)
+        rewrites.rewrite(site, loaders.replace(site, factory_call, metas[readers[0]]), loader=True)
     else:
-        rewrites.lookups[id(site.node)] = _lookup(site, metas, plan)
+        rewrites.rewrite(site, _lookup(site, metas, plan))
     plan.yields_reader_meta = True
     rewrites.flagged_calls.add(id(factory_call))
     after = rewrites.statements_after.setdefault(id(factory_call), {})
@@ -286,6 +295,107 @@ def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) 
         raise NotMigratable(f"create `{spelled(var)}` with one `{spelled(var)} = {plan.graph.name}(...)` in the function "
                             "that uses it")
     return binding if dotted_name(binding.func) == plan.graph.name else None
+
+
+def factories_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) -> list[cst.Call]:
+    """``plan``'s bindings of ``var`` that may be in force at ``site``: the one of
+    ``factory_in_scope``, or, where the function binds ``var`` once in each branch of an
+    ``if``/``elif``/``else`` before the site (``if mode == "train": pipe = TrainPipe(...)
+    else: pipe = EvalPipe(...)``), those of the branches that make ``plan``'s pipeline."""
+    try:
+        binding = factory_in_scope(calls, site, places, var, plan)
+    except NotMigratable:
+        branches = _bound_in_branches(calls, site, places)
+        if branches is None:
+            raise
+        return [call for call in branches if dotted_name(call.func) == plan.graph.name]
+    return [binding] if binding is not None else []
+
+
+def _bound_in_branches(calls: list[cst.Call], site: Site, places) -> list[cst.Call] | None:
+    """The function's bindings, where each is the first statement line of a branch of one
+    ``if`` chain that stands in the function's body before ``site``, each branch binds once or
+    leaves (``raise``/``return``), and nothing else binds the name; otherwise None."""
+    function = places.scope(site.node)
+    here = [call for call in calls if places.scope(call) is function]
+    if function is None or not here or any(places.order(call) > places.order(site.node) for call in here):
+        return None
+    statement = next((s for s in function.body.body if isinstance(s, cst.If) and id(here[0]) in _ids(s)), None)
+    if statement is None or id(site.node) in _ids(statement):
+        return None
+    found: list[cst.Call] = []
+    for branch in _branches(statement):
+        if branch is None:
+            return None  # no ``else``: the name may keep what it held before
+        bound = [call for call in here if call is _binding_call(branch.body[0] if branch.body else None)]
+        if len(bound) != 1 and not _leaves(branch):
+            return None
+        found += bound
+    return found if len(found) == len(here) else None
+
+
+def _branches(statement: cst.If) -> list[cst.BaseSuite | None]:
+    """The blocks of an ``if``/``elif``/``else`` chain; None for a missing ``else``."""
+    blocks: list[cst.BaseSuite | None] = [statement.body]
+    rest = statement.orelse
+    while isinstance(rest, cst.If):
+        blocks.append(rest.body)
+        rest = rest.orelse
+    blocks.append(rest.body if isinstance(rest, cst.Else) else None)
+    return [block if block is None or isinstance(block, cst.IndentedBlock) else block for block in blocks]
+
+
+def _binding_call(statement: cst.BaseStatement | None) -> cst.Call | None:
+    if (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Assign) and isinstance(statement.body[0].value, cst.Call)):
+        return statement.body[0].value
+    return None
+
+
+def _leaves(branch: cst.BaseSuite) -> bool:
+    last = branch.body[-1] if branch.body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Raise, cst.Return))
+
+
+def unlike_rewrites(parts: list[tuple[object, ReaderMetaRewrites]]) -> list[tuple[object, cst.CSTNode, str]]:
+    """(plan, site, reason) where plans (``parts``: each with its rewrites) that a variable may
+    hold in different branches would rewrite one site differently."""
+    first: dict[int, tuple[object, cst.BaseExpression]] = {}
+    found = []
+    for plan, rewrites in parts:
+        for key, expression in rewrites.lookups.items():
+            other, earlier = first.setdefault(key, (plan, expression))
+            if not earlier.deep_equals(expression):
+                site = rewrites.sites[key]
+                reason = (f"`{other.graph.name}` and `{plan.graph.name}`, made in the branches before it, would need "
+                          f"{_difference(earlier, expression)}: make them alike there")
+                found += [(other, site, reason), (plan, site, reason)]
+    return found
+
+
+def _difference(first: cst.BaseExpression, second: cst.BaseExpression) -> str:
+    """What two rewrites of one site differ in: ``batch_size=4`` and ``batch_size=2``."""
+    if isinstance(first, cst.Call) and isinstance(second, cst.Call) and len(first.args) == len(second.args):
+        for one, other in zip(first.args, second.args):
+            if not one.deep_equals(other):
+                return f"`{_code(one.value)}` and `{_code(other.value)}`" + (
+                    f" for `{one.keyword.value}=`" if one.keyword is not None else "")
+    return f"`{_short(first)}` and `{_short(second)}`"
+
+
+def _short(node: cst.CSTNode) -> str:
+    code = " ".join(_code(node).split())
+    return code if len(code) <= 60 else code[:57] + "..."
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _ids(node: cst.CSTNode) -> set[int]:
+    from .places import node_ids
+
+    return node_ids(node)
 
 
 def _held_by_the_same_object(calls: list[cst.Call], site: Site, places, var: str) -> bool:

@@ -441,6 +441,7 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     params = {p.name.value: p for p in init_params[1:]}
     fed = _fed(methods.get("iter_setup"))
     helpers = _used_helpers(methods)
+    graph, helpers = _inlined_reader_helpers(graph, helpers, imports, optable)
     changing = fed.written if fed is not None else set()
     super_call, operators, values, prelude, made, stored_at = _init_members(init, imports, optable, changing)
     if fed is not None:
@@ -548,6 +549,85 @@ def _used_helpers(methods: dict[str, cst.FunctionDef]) -> dict[str, cst.Function
         todo += [helpers[name] for name in named - used]
         used |= named
     return {name: method for name, method in helpers.items() if name in used}
+
+
+def _inlined_reader_helpers(graph: cst.FunctionDef, helpers: dict[str, cst.FunctionDef], imports: ImportTable,
+                            optable: OpTable) -> tuple[cst.FunctionDef, dict[str, cst.FunctionDef]]:
+    """A helper method that creates readers (``img, lbl = self.load_data(shuffle=True)``), its
+    body put in place of the line that calls it: a reader is created once, where the graph
+    function starts, and a function the graph calls per batch would create one per batch."""
+    remaining = dict(helpers)
+    for name, method in helpers.items():
+        if not any((op := optable.lookup(q)) is not None and op.is_reader for q in _qualnames(method, imports)):
+            continue
+        graph = graph.with_changes(body=graph.body.with_changes(
+            body=_with_helper_inlined(graph, name, method, [m for n, m in helpers.items() if n != name])))
+        del remaining[name]
+    return graph, remaining
+
+
+def _with_helper_inlined(graph: cst.FunctionDef, name: str, method: cst.FunctionDef,
+                         others: list[cst.FunctionDef]) -> list[cst.BaseStatement]:
+    why = f"the helper method `{name}` creates a reader: "
+    statements = list(graph.body.body)
+    callers = [i for i, statement in enumerate(statements) if name in _self_attributes(statement)]
+    if len(callers) != 1 or any(name in _self_attributes(other) for other in others):
+        raise NotConvertible(why + "the graph must call it once, and no other helper may")
+    line = statements[callers[0]]
+    small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+    call = small.value if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+    if not (isinstance(call, cst.Call) and _self_attribute(call.func) == name):
+        raise NotConvertible(why + f"call it on a line of its own, `outputs = self.{name}(...)`")
+    body, returned = _straight_body(method, why)
+    bindings = _parameter_bindings(method, call, why)
+    target = small.targets[0].target
+    local = scope_names([*bindings, *body]).bound
+    graph_names = scope_names(statements[:callers[0]] + statements[callers[0] + 1:])
+    clash = local & (graph_names.bound | graph_names.loaded) - set(scope_names([line]).bound)
+    free = scope_names(body).loaded - local - {"self"}
+    if clash or free & graph_names.bound:
+        raise NotConvertible(why + f"its `{sorted(clash or free & graph_names.bound)[0]}` is also a name of the graph")
+    result = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], returned)])
+    same = returned.deep_equals(target) or (  # ``img, lbl = img, lbl``: nothing to assign
+        isinstance(returned, cst.Tuple) and isinstance(target, cst.Tuple)
+        and [dotted_name(e.value) for e in returned.elements] == [dotted_name(e.value) for e in target.elements])
+    inlined = [*bindings, *body, *([] if same else [result])]
+    inlined[0] = inlined[0].with_changes(leading_lines=line.leading_lines)
+    return [*statements[:callers[0]], *inlined, *statements[callers[0] + 1:]]
+
+
+def _straight_body(method: cst.FunctionDef, why: str) -> tuple[list[cst.BaseStatement], cst.BaseExpression]:
+    """The method's lines before its final ``return value``, and that value."""
+    body = [s for s in method.body.body if not _is_docstring(s)]
+    last = body[-1].body[0] if body and isinstance(body[-1], cst.SimpleStatementLine) else None
+    if not isinstance(last, cst.Return) or last.value is None or len(body[-1].body) != 1:
+        raise NotConvertible(why + "it must end with `return ...`")
+    for statement in body[:-1]:
+        if not isinstance(statement, cst.SimpleStatementLine) or any(
+                isinstance(small, (cst.Return, cst.Global, cst.Nonlocal)) for small in statement.body):
+            raise NotConvertible(why + "its body must be plain lines (no blocks, no early `return`)")
+    return body[:-1], last.value
+
+
+def _parameter_bindings(method: cst.FunctionDef, call: cst.Call, why: str) -> list[cst.BaseStatement]:
+    """``param = argument`` for each parameter, in order; a default where the call gives none."""
+    params = method.params
+    if params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or params.star_kwarg or params.kwonly_params:
+        raise NotConvertible(why + "it takes *args, **kwargs or keyword-only arguments")
+    names = [p.name.value for p in params.params[1:]]
+    if any(a.star for a in call.args) or len([a for a in call.args if a.keyword is None]) > len(names):
+        raise NotConvertible(why + "its call passes *args, **kwargs or too many arguments")
+    given = dict(zip(names, (a.value for a in call.args if a.keyword is None)))
+    given.update((a.keyword.value, a.value) for a in call.args if a.keyword is not None)
+    bindings = []
+    for param in params.params[1:]:
+        value = given.get(param.name.value, param.default)
+        literal = isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
+            isinstance(value, cst.Name) and value.value in ("True", "False", "None"))
+        if value is None or (param.name.value not in given and not literal):
+            raise NotConvertible(why + f"its call must pass `{param.name.value}` (or its default be a literal)")
+        bindings.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(param.name)], value)]))
+    return bindings
 
 
 def _check_helpers_only_read(helpers: dict[str, cst.FunctionDef]) -> None:

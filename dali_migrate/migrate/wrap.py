@@ -310,6 +310,23 @@ def _last_without_comma(elements):
     return elements
 
 
+def _trailing_call(expression: cst.BaseExpression) -> cst.Call | None:
+    """The call that ends an arithmetic expression without brackets of its own (``img + f(x)``)."""
+    if not isinstance(expression, cst.BinaryOperation) or expression.lpar:
+        return None
+    right, left = expression.right, expression.left
+    same = isinstance(left, cst.BinaryOperation) and not left.lpar and _rank(left) == _rank(expression)
+    if same or isinstance(right, cst.BinaryOperation) and not right.lpar:
+        return None  # ``a + b + f(x)``: black puts it all in parentheses of its own
+    calls = _call_chain(right)
+    return calls[0] if calls and calls[0].args and not right.lpar else None
+
+
+def _rank(operation: cst.BinaryOperation) -> int:
+    ranks = [(cst.Add, cst.Subtract), (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.MatrixMultiply)]
+    return next((i for i, group in enumerate(ranks) if isinstance(operation.operator, group)), -1)
+
+
 def _call_chain(expression: cst.BaseExpression) -> list[cst.Call]:
     """The calls along ``a.b(x).c[y](z)``, the last one in the text first."""
     calls, node = [], expression
@@ -338,9 +355,14 @@ def _wrap_expression(expression: cst.BaseExpression, start: int, suffix: int, ba
     call = next((c for c in _call_chain(expression) if c.args), None)
     if call is not None:
         return _split_call(expression, call, base, level, layout, module)
+    trailing = _trailing_call(expression)
+    if trailing is not None and start + len(text) - len(_code(module, trailing)) + len(
+            _code(module, trailing.func)) + 1 <= layout.limit:
+        # ``a + f(x, y)``: black splits the last bracket when the line up to it fits
+        return _split_call(expression, trailing, base, level, layout, module)
     if _bracketed(expression):
         return _split_brackets(expression, base, level, layout, module)
-    if right_hand and isinstance(expression, (cst.Tuple, cst.IfExp, cst.BooleanOperation)):
+    if right_hand and isinstance(expression, (cst.Tuple, cst.IfExp, cst.BooleanOperation, cst.BinaryOperation)):
         opened = expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return _split_brackets(opened, base, level, layout, module)
     return expression
@@ -368,14 +390,14 @@ def _bare_generator(argument: cst.Arg) -> bool:
 
 
 COLLECTIONS = (cst.List, cst.Set, cst.Dict, cst.Tuple)
-PARENTHESIZED = (cst.Tuple, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)  # brackets in lpar/rpar
+PARENTHESIZED = (cst.Tuple, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation, cst.BinaryOperation)  # in lpar/rpar
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def _bracketed(expression: cst.BaseExpression) -> bool:
     if isinstance(expression, (cst.Tuple, cst.GeneratorExp)):
         return bool(expression.lpar) and (not isinstance(expression, cst.Tuple) or bool(expression.elements))
-    if isinstance(expression, (cst.IfExp, cst.BooleanOperation)):
+    if isinstance(expression, (cst.IfExp, cst.BooleanOperation, cst.BinaryOperation)):
         return bool(expression.lpar)
     return isinstance(expression, COLLECTIONS + COMPREHENSIONS) and not (
         isinstance(expression, COLLECTIONS) and not expression.elements)
@@ -403,7 +425,18 @@ def _split_brackets(expression: cst.BaseExpression, base: int, level: int, layou
                                    whitespace_before_else=_newline(level + 1, layout))
     if isinstance(expression, cst.BooleanOperation):
         return _split_operators(opened, level + 1, layout)
+    if isinstance(expression, cst.BinaryOperation):
+        return _split_arithmetic(opened, _rank(opened), level + 1, layout)
     return opened
+
+
+def _split_arithmetic(operation: cst.BinaryOperation, rank: int, level: int, layout: _Layout) -> cst.BinaryOperation:
+    """A line break before each operator of ``rank`` along the chain (``a + b - c``)."""
+    left = operation.left
+    if isinstance(left, cst.BinaryOperation) and not left.lpar and _rank(left) == rank:
+        left = _split_arithmetic(left, rank, level, layout)
+    operator = operation.operator.with_changes(whitespace_before=_newline(level, layout))
+    return operation.with_changes(left=left, operator=operator)
 
 
 def _split_operators(operation: cst.BooleanOperation, level: int, layout: _Layout) -> cst.BooleanOperation:

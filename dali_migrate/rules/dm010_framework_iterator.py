@@ -22,6 +22,12 @@ GUIDANCE = {
 }
 
 
+def iterator_name(site) -> str:
+    """```DALIGenericIterator``` or, for a call of a subclass of it, ```Wrapper` (a `DALIGenericIterator`)``."""
+    short = f"`{site.name.rsplit('.', 1)[-1]}`"
+    return f"`{site.detail}` (a {short})" if site.detail else short
+
+
 def plugin_name(qualname: str) -> str:
     return qualname.split(".")[3] if qualname.count(".") >= 3 else ""
 
@@ -82,7 +88,7 @@ class FrameworkIterator(Rule):
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for site in facts.iterator_uses:
             guidance = GUIDANCE.get(plugin_name(site.name), "iterate the migrated pipeline")
-            yield self.finding(site.node, f"`{site.name.rsplit('.', 1)[-1]}`: {guidance}")
+            yield self.finding(site.node, f"{iterator_name(site)}: {guidance}")
         for site in facts.iterator_subclasses:
             yield self.finding(site.node, f"`{site.detail}` subclasses `{site.name.rsplit('.', 1)[-1]}`, which "
                                           "needs a DALI pipeline; rewrite it over the migrated generator by hand")

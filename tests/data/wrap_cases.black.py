@@ -128,3 +128,18 @@ def f():
                 labels.batch_size,
             ],
         )
+        img_noised = img + ndd.random.normal(
+            img,
+            stddev=ndd.random.uniform(
+                range=(0.0, 0.33), batch_size=batch_size, rng=rng
+            ),
+            rng=rng,
+        )
+        scaled = images * 255.0 + ndd.random.uniform(
+            range=(0.0, 1.0), batch_size=batch_size, rng=rng
+        )
+        shifted = (
+            images
+            + offset
+            + ndd.random.uniform(range=(0.0, 1.0), batch_size=batch_size, rng=rngxx)
+        )

@@ -32,3 +32,6 @@ def f():
         ok = all(-15.0 <= float(np.asarray(angles_of_the_batch.tensors[i])) <= 15.0 for i in range(n))
         print(f"  sample {i}: label={np.array(labels.tensors[i]).item()} shape={tuple(np.array(shapes.tensors[i]))} " f"ratio={float(np.array(ratio.tensors[i])):.4f} mean={img.mean():.3f}")
         log(step, ["first part of a long message about the batch " "and the second part of that message", labels.batch_size])
+        img_noised = img + ndd.random.normal(img, stddev=ndd.random.uniform(range=(0.0, 0.33), batch_size=batch_size, rng=rng), rng=rng)
+        scaled = images * 255.0 + ndd.random.uniform(range=(0.0, 1.0), batch_size=batch_size, rng=rng)
+        shifted = images + offset + ndd.random.uniform(range=(0.0, 1.0), batch_size=batch_size, rng=rngxx)

@@ -543,6 +543,12 @@ class _FactCollector(Visitor):
         origin = self.facts.output_origin.get(output_tuple)
         self.facts.output_origin.update((name, origin) for name in names)
 
+    def _is_moved_tensorlist(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.IfExp):
+            return all(self._is_moved_tensorlist(branch) or self._is_tensorlist(branch)
+                       for branch in (value.body, value.orelse))
+        return _is_method_call(value, "as_cpu") and self._is_tensorlist(value.func.value)
+
     def _bind_tensorlists(self, names: list[str], output_tuple: str) -> None:
         """Names taken out of an output tuple are TensorLists of the same pipeline."""
         self.facts.tensorlists.update(names)
@@ -578,10 +584,11 @@ class _FactCollector(Visitor):
             origin = self._tensorlist_origin(value.func.value)[1]  # ``out[0].as_tensor()`` too
             if origin is not None:
                 self.facts.output_origin[names[0]] = origin
-        elif _is_method_call(value, "as_cpu") and self._is_tensorlist(value.func.value) and len(names) == 1:
-            # ``batch_cpu = pipe_out[0].as_cpu()``: the same TensorList, on the CPU
+        elif len(names) == 1 and self._is_moved_tensorlist(value):
+            # ``batch_cpu = pipe_out[0].as_cpu()``: the same TensorList, on the CPU; also
+            # ``x = x.as_cpu() if hasattr(x, "as_cpu") else x``
             self.facts.tensorlists.add(names[0])
-            origin = self._tensorlist_origin(value)[1]
+            origin = self._tensorlist_origin(value.body if isinstance(value, cst.IfExp) else value)[1]
             if origin is not None:
                 self.facts.output_origin[names[0]] = origin
         elif dotted_name(value) in self.facts.output_tuples:  # ``images, labels = pipe_out``
@@ -721,6 +728,24 @@ class _FactCollector(Visitor):
         if dotted_name(node.func) == "len" and len(node.args) == 1:
             if self._is_tensorlist(node.args[0].value):
                 self._tensorlist_use(node, node.args[0].value, "len")
+        elif (dotted_name(node.func) == "hasattr" and len(node.args) == 2 and not any(a.star for a in node.args)
+              and isinstance(node.args[1].value, cst.SimpleString) and self._is_tensorlist(node.args[0].value)
+              and node.args[1].value.evaluated_value in HASATTR_SPELLINGS):
+            # ``hasattr(images, "as_cpu")`` guards a TensorList call: asked of the ndd spelling
+            self._tensorlist_use(node, node.args[0].value, "hasattr")
+        elif dotted_name(node.func) == "isinstance" and len(node.args) == 2 and not any(a.star for a in node.args):
+            device = self._tensorlist_class_device(node.args[1].value)
+            if device is not None and self._is_tensorlist(node.args[0].value):
+                # ``isinstance(images, TensorListGPU)``: an ndd Batch is never one; its device says it
+                self._tensorlist_use(node, node.args[0].value, f"isinstance_{device}")
+
+    def _tensorlist_class_device(self, node: cst.BaseExpression) -> str | None:
+        """"gpu" or "cpu" for ``TensorListGPU``/``TensorListCPU`` of ``nvidia.dali``."""
+        qualname = self.resolve(node) or ""
+        member = qualname.rsplit(".", 1)[-1]
+        if qualname.startswith("nvidia.dali.") and member in ("TensorListGPU", "TensorListCPU"):
+            return member[-3:].lower()
+        return None
 
     def _is_tensorlist(self, node: cst.BaseExpression) -> bool:
         if dotted_name(node) in self.facts.tensorlists:
@@ -774,6 +799,10 @@ class _FactCollector(Visitor):
         if method == "shape" and _is_method_call(receiver, "as_tensor"):
             method = "tensor_shape"  # a dense Tensor's shape() is a list, ndd's .shape a tuple
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
+
+
+# TensorList methods a ``hasattr`` test may ask for -> the name an ndd Batch has for them
+HASATTR_SPELLINGS = {"as_cpu": "cpu", "shape": "shape", "layout": "layout"}
 
 
 def iterated_pipeline(call: cst.Call, by_keyword: bool = True) -> cst.BaseExpression | None:

@@ -564,6 +564,14 @@ class ValueModel(ast.NodeVisitor):
         if name == "len" and arguments and arguments[0] is not None and arguments[0].kind == BATCH:
             self.report("DM018", "`len()` of an ndd Batch: use `.batch_size`", node, arguments[0])
             return None
+        if name == "isinstance" and len(node.args) == 2 and arguments[0] is not None and arguments[0].kind in (BATCH, TENSOR):
+            self._check_pipeline_class(node, arguments[0])
+        if (name == "hasattr" and len(node.args) == 2 and arguments[0] is not None
+                and arguments[0].kind in (BATCH, TENSOR) and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and _lacks(node.args[1].value, arguments[0].kind)):
+            what = "Batch" if arguments[0].kind == BATCH else "Tensor"
+            self.report("DM018", f"`hasattr(..., {node.args[1].value!r})` is always False on an ndd {what} "
+                                 "(TensorList API of pipeline mode?)", node, arguments[0])
         if name in ("iter", "tuple", "list") and arguments and arguments[0] is not None:
             # a sequence keeps its elements; ``tuple(batch)`` is a tuple of sample Tensors
             return arguments[0] if name == "iter" or arguments[0].kind != BATCH else None
@@ -573,6 +581,16 @@ class ValueModel(ast.NodeVisitor):
         if self.functions.get(name) is None or name in self.env:
             return _built_from(arguments, keywords) if name not in NOT_DATA_BUILTINS else None
         return self._function_call(name, arguments, keywords)
+
+    def _check_pipeline_class(self, node: ast.Call, value: Value) -> None:
+        """``isinstance(batch, TensorListGPU)``: always False on an ndd value."""
+        classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        for spelled in (self.qualname(c) or "" for c in classes):
+            if spelled.startswith("nvidia.dali.") and not spelled.startswith(NDD):
+                what = "Batch" if value.kind == BATCH else "Tensor"
+                self.report("DM018", f"`isinstance(..., {spelled.rsplit('.', 1)[-1]})` is always False on an ndd "
+                                     f"{what}: test `.device.device_type` instead", node, value)
+                return
 
     def _function_call(self, name: str, arguments, keywords) -> Value | None:
         summary = self.functions[name]
@@ -669,6 +687,11 @@ class ValueModel(ast.NodeVisitor):
 
 
 TENSORLIST_ONLY = frozenset({"at", "as_array", "as_cpu", "as_tensor", "as_reshaped_tensor", "is_dense_tensor"})
+
+
+def _lacks(name: str, kind: str) -> bool:
+    """An ndd Batch/Tensor has no attribute ``name``, TensorList method or not."""
+    return not name.startswith("_") and (name in TENSORLIST_ONLY or _not_an_ndd_attribute(name, kind))
 
 
 def _not_an_ndd_attribute(name: str, kind: str) -> bool:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..analysis import ModuleFacts
+from ..analysis import HASATTR_SPELLINGS, ModuleFacts
 from ..imports import IMPORT_TYPES, dotted_name
 from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from .checkpointing import CheckpointRewrites
@@ -94,6 +94,13 @@ class CallSiteRewrites:
             return self._without_a_second_array(updated)
         if method == "len":
             return _attr(updated.args[0].value, "batch_size")
+        if method == "hasattr":  # ``hasattr(images, "as_cpu")`` -> ``hasattr(images, "cpu")``
+            spelled = HASATTR_SPELLINGS[updated.args[1].value.evaluated_value]
+            return updated.with_changes(args=[updated.args[0], updated.args[1].with_changes(
+                value=cst.SimpleString(f'"{spelled}"'))])
+        if method in ("isinstance_gpu", "isinstance_cpu"):  # ``batch.device.device_type == "gpu"``
+            where = _attr(_attr(updated.args[0].value, "device"), "device_type")
+            return cst.Comparison(where, [cst.ComparisonTarget(cst.Equal(), cst.SimpleString(f'"{method[-3:]}"'))])
         if method == "feed_ndarray":  # ``feed_ndarray(out, tensor)``: copies into the tensor, returns it
             copied, into = updated.args[0].value, updated.args[1].value
             return _call(_attr(into, "copy_"), _call(_attr(copied, "torch")))

@@ -21,9 +21,13 @@ REPLACEMENTS = {
     "is_dense_tensor": "`len(set(out.shape)) <= 1`",
     "feed_ndarray": "`tensor.copy_(ndd.as_tensor(out).torch())`",
     "dtype": "`.dtype.type_id` (an ndd value's `dtype` is an ndd type; `type_id` is the `DALIDataType`)",
+    "hasattr": "`hasattr(out, \"cpu\")` (an ndd Batch has `cpu()`, not `as_cpu()`)",
+    "isinstance_gpu": "`out.device.device_type == \"gpu\"` (an ndd Batch is never a `TensorListGPU`)",
+    "isinstance_cpu": "`out.device.device_type == \"cpu\"` (an ndd Batch is never a `TensorListCPU`)",
 }
 SPELLED = {"[]": "out[i]", "tensor_shape": "as_tensor().shape()", "feed_ndarray": "feed_ndarray(out, tensor)",
-           "dtype": "out.dtype"}
+           "dtype": "out.dtype", "isinstance_gpu": "isinstance(out, TensorListGPU)",
+           "isinstance_cpu": "isinstance(out, TensorListCPU)", "hasattr": "hasattr(out, \"as_cpu\")"}
 
 
 class TensorListApi(Rule):
@@ -56,6 +60,11 @@ class TensorListApi(Rule):
     contiguously (measured on DALI 2.4, CPU), so that is when a pipeline output was dense.
     `out.dtype` (also of a sample or of `as_tensor()`) becomes `out.dtype.type_id`: the same
     `DALIDataType`, which prints and compares as before (`== types.UINT8`).
+    `isinstance(out, TensorListGPU)` (or `TensorListCPU`) becomes `out.device.device_type ==
+    "gpu"` (`"cpu"`): an ndd Batch is never an instance of those classes, so the test would
+    always be False and the branch it guards (often the copy to the host) would never run.
+    `hasattr(out, "as_cpu")` asks for the ndd spelling, `hasattr(out, "cpu")`, for the same
+    reason.
     `as_reshaped_tensor` is marked with a TODO. `feed_ndarray(out, tensor)` (PyTorch plugin)
     becomes `tensor.copy_(out.torch())`: the same copy into the same tensor, which it returns;
     `feed_ndarray` refused a tensor of another size or dtype, and code that ran did not give one.

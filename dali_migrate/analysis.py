@@ -103,6 +103,7 @@ class ModuleFacts:
     output_origin: dict[str, str] = field(default_factory=dict)  # output name -> pipeline var
     output_tuples: set[str] = field(default_factory=set)
     output_tuples_seen: set[str] = field(default_factory=set)  # every name that held run()'s tuple somewhere
+    tuple_escapes: set[int] = field(default_factory=set)  # ids of escaping values that are run()'s whole tuple
     tensorlists: set[str] = field(default_factory=set)
     dense_tensors: set[str] = field(default_factory=set)  # names bound to ``output.as_tensor()``
     pipeline_method_calls: list[Site] = field(default_factory=list)
@@ -721,6 +722,8 @@ class _FactCollector(Visitor):
                 origin = self.facts.output_origin.get(dotted_name(value.value))
             site = Site(value, name or "output", how, origin)
             self.facts.escaping_outputs.append(site)
+            if name in self.facts.output_tuples:
+                self.facts.tuple_escapes.add(id(value))
             return site
         return None
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .analysis import TENSORLIST_METHODS, ModuleFacts, Site
+from .analysis import HASATTR_SPELLINGS, TENSORLIST_METHODS, ModuleFacts, Site
 from .imports import dotted_name
 from .visitors import Visitor, walk
 
@@ -26,6 +26,7 @@ class OutputHelper:
     function: cst.FunctionDef
     params: list[str]
     origins: set[str]  # pipeline variables whose outputs reach it
+    tuple_params: frozenset[str] = frozenset()  # given a whole ``pipe.run()`` tuple, not one output
 
 
 def find_output_helpers(module: cst.Module, facts: ModuleFacts,
@@ -43,7 +44,7 @@ def find_output_helpers(module: cst.Module, facts: ModuleFacts,
     walk(module, references)
     for name, args in candidates.items():
         helper = _helper(facts.module_functions[name][0], references.calls.get(name, []), args,
-                         references.other_uses.get(name, 0))
+                         references.other_uses.get(name, 0), frozenset(facts.tuple_escapes))
         if helper is None:
             continue
         uses = param_uses(helper)
@@ -89,7 +90,7 @@ class References(Visitor):
 
 
 def _helper(function: cst.FunctionDef, calls: list[cst.Call], arguments: list[tuple[cst.Call, cst.Arg, Site]],
-            other_uses: int) -> OutputHelper | None:
+            other_uses: int, tuple_escapes: frozenset[int] = frozenset()) -> OutputHelper | None:
     """The helper, when every call binds the same parameters to pipeline outputs."""
     if other_uses or not calls or not plain_signature(function):
         return None
@@ -97,7 +98,9 @@ def _helper(function: cst.FunctionDef, calls: list[cst.Call], arguments: list[tu
     names = [p.name.value for p in [*params.posonly_params, *params.params]]
     keyword_only = {p.name.value for p in params.kwonly_params}
     origin_of_arg = {id(arg): escape.origin for _, arg, escape in arguments}
+    tuple_args = {id(arg) for _, arg, _ in arguments if id(arg.value) in tuple_escapes}
     bound_params: set[str] | None = None
+    tuples: set[str] = set()
     origins: set[str] = set()
     for call in calls:
         outputs_here: set[str] = set()
@@ -113,13 +116,22 @@ def _helper(function: cst.FunctionDef, calls: list[cst.Call], arguments: list[tu
                     return None
                 outputs_here.add(param)
                 origins.add(origin)
+                if id(arg) in tuple_args:
+                    tuples.add(param)
         if bound_params is None:
             bound_params = outputs_here
         elif bound_params != outputs_here:
             return None
-    if not bound_params:
-        return None
-    return OutputHelper(function, sorted(bound_params), origins)
+    if not bound_params or (tuples and any(
+            (id(arg.value) in tuple_escapes) != (param in tuples)
+            for call in calls for param, arg in _bound(call, names))):
+        return None  # a parameter given a tuple at one call and one output at another
+    return OutputHelper(function, sorted(bound_params), origins, frozenset(tuples))
+
+
+def _bound(call: cst.Call, names: list[str]) -> list[tuple[str, cst.Arg]]:
+    return [(arg.keyword.value if arg.keyword is not None else names[position], arg)
+            for position, arg in enumerate(call.args) if arg.keyword is not None or position < len(names)]
 
 
 def plain_signature(function: cst.FunctionDef) -> bool:
@@ -132,11 +144,71 @@ def plain_signature(function: cst.FunctionDef) -> bool:
 def param_uses(helper: OutputHelper) -> list[tuple[cst.CSTNode, str, str]] | None:
     """(node, parameter, method) of every use of the output parameters, or None when one of them
     is used any other way."""
-    finder = _ParamUses(set(helper.params))
+    taken = _taken_apart(helper.function.body, helper.tuple_params)
+    if taken is None:
+        return None
+    derived, accounted = taken
+    finder = _ParamUses(set(helper.params) - helper.tuple_params | derived)
+    finder.accounted |= accounted
     walk(helper.function.body, finder)
     if finder.unsupported or finder.all_names != finder.accounted:
         return None
     return finder.uses
+
+
+def _taken_apart(body: cst.BaseSuite, tuple_params: frozenset[str]) -> tuple[set[str], set[int]] | None:
+    """The names a helper takes a pipeline's outputs tuple apart into (``images, labels = out``,
+    ``images = out[0]``), each an output, and the ids of the names those lines bind and read;
+    None where a tuple parameter is used any other way."""
+    if not tuple_params:
+        return set(), set()
+    lines = _Unpacking(tuple_params)
+    walk(body, lines)
+    names = _NameNodes(tuple_params)
+    walk(body, names)
+    if lines.other or names.ids != lines.tuple_reads:
+        return None
+    return lines.derived, lines.target_ids
+
+
+class _Unpacking(Visitor):
+    def __init__(self, tuple_params: frozenset[str]) -> None:
+        self.tuple_params = tuple_params
+        self.derived: set[str] = set()
+        self.target_ids: set[int] = set()
+        self.tuple_reads: set[int] = set()
+        self.other = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        source = value.value if isinstance(value, cst.Subscript) and _literal_index(value) else value
+        if not (isinstance(source, cst.Name) and source.value in self.tuple_params):
+            return
+        unpacks = not isinstance(value, cst.Subscript)
+        targets = [node.targets[0].target] if len(node.targets) == 1 else []
+        if unpacks and targets and isinstance(targets[0], (cst.Tuple, cst.List)):
+            targets = [element.value for element in targets[0].elements]
+        if not targets or not all(isinstance(t, cst.Name) for t in targets) or (unpacks and len(targets) < 2):
+            self.other = True
+            return
+        self.derived |= {t.value for t in targets}
+        self.target_ids |= {id(t) for t in targets}
+        self.tuple_reads.add(id(source))
+
+
+def _literal_index(subscript: cst.Subscript) -> bool:
+    return (len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index)
+            and isinstance(subscript.slice[0].slice.value, cst.Integer))
+
+
+class _NameNodes(Visitor):
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        self.ids: set[int] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names:
+            self.ids.add(id(node))
 
 
 class _ParamUses(Visitor):
@@ -167,7 +239,23 @@ class _ParamUses(Visitor):
         if node.value in self.params:
             self.all_names.add(id(node))
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``images = images.as_cpu()`` (or ``... if hasattr(images, "as_cpu") else images``):
+        still the output, on the host."""
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and target.value in self.params and _moved(node.value, target.value):
+            self.accounted.add(id(target))
+            if isinstance(node.value, cst.IfExp):
+                kept = node.value.orelse if isinstance(node.value.orelse, cst.Name) else node.value.body
+                self.accounted.add(id(kept))
+
     def visit_Call(self, node: cst.Call) -> None:
+        if (dotted_name(node.func) == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString)
+                and node.args[1].value.evaluated_value in HASATTR_SPELLINGS):
+            param = self._receiver_param(node.args[0].value)
+            if param is not None:
+                self.uses.append((node, param, "hasattr"))
+            return
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in TENSORLIST_METHODS:
             param = self._receiver_param(node.func.value)
             if param is not None:
@@ -195,6 +283,15 @@ class _ParamUses(Visitor):
             if isinstance(inner, cst.Name) and inner.value in self.params:
                 return inner.value  # the inner call is a use of its own, which accounts the name
         return None
+
+
+def _moved(value: cst.BaseExpression, name: str) -> bool:
+    """``name.as_cpu()``, or that and ``name`` itself as the two branches of an ``if``."""
+    if isinstance(value, cst.IfExp):
+        branches = [value.body, value.orelse]
+        return any(_moved(b, name) for b in branches) and any(isinstance(b, cst.Name) and b.value == name
+                                                             for b in branches)
+    return _is_call_of(value, "as_cpu") and isinstance(value.func.value, cst.Name) and value.func.value.value == name
 
 
 class _Names(Visitor):

@@ -1,0 +1,63 @@
+"""A function handed a pipeline's whole `pipe.run()` tuple (`describe(pipe_out)`) that takes it
+apart (`images, labels = pipe_out`, `labels = pipe_out[1]`): its outputs' TensorList API is
+rewritten with the pipeline. Any other use of the tuple leaves the function alone, and the
+pipeline is not reported migrated with a function that would break (fixture
+`display_helpers`, same program output)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dali_migrate.config import Config
+from dali_migrate.engine import migrate_source
+
+PROGRAM = '''import numpy as np
+from nvidia.dali import fn, pipeline_def
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def images_pipeline(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return fn.decoders.image(jpegs), labels
+
+
+def describe(out, count):
+{body}
+
+
+def main(root):
+    pipe = images_pipeline(root)
+    pipe.build()
+    out = pipe.run()
+    describe(out, len(out[0]))
+'''
+
+
+def migrate(body: str):
+    result = migrate_source(PROGRAM.format(body=body).encode(), "summary.py", Config())
+    assert result.error is None
+    return result
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("    images, labels = out\n    images = images.as_cpu()\n    print(np.array(images.at(0)), len(labels))",
+     "    images, labels = out\n    images = images.cpu()\n    print(np.array(images.tensors[0]), labels.batch_size)"),
+    ("    labels = out[1]\n    for i in range(count):\n        print(labels.at(i))",
+     "    labels = out[1]\n    for i in range(count):\n        print(np.asarray(labels.tensors[i]))"),
+])
+def test_a_helper_taking_the_tuple_apart_is_migrated_with_the_pipeline(body, expected):
+    result = migrate(body)
+    assert result.pipelines == [("images_pipeline", [])]
+    assert expected in result.new_source.decode()
+
+
+@pytest.mark.parametrize("body", [
+    "    for output in out:\n        print(output.at(0))",
+    "    print(len(out), out[0].at(0))",
+    "    images, labels = out\n    labels = np.zeros(2)\n    print(images.at(0), labels[0])",
+])
+def test_any_other_use_of_the_tuple_keeps_the_pipeline(body):
+    result = migrate(body)
+    [(name, reasons)] = result.pipelines
+    assert reasons, f"{name} was reported migrated"
+    assert b"pipe.run()" in (result.new_source or PROGRAM.encode())

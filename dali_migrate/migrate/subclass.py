@@ -434,8 +434,10 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     methods = _methods(node)
     init, graph = methods["__init__"], methods["define_graph"]
     init_params = [*init.params.posonly_params, *init.params.params]
-    if init.params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or init.params.kwonly_params or init.params.star_kwarg:
-        raise NotConvertible("`__init__` takes *args, **kwargs or keyword-only arguments")
+    keyword_only = {p.name.value for p in init.params.kwonly_params}  # ``def __init__(self, *, file_root, ...)``
+    if isinstance(init.params.star_arg, cst.Param) or init.params.star_kwarg:
+        raise NotConvertible("`__init__` takes *args or **kwargs")
+    init_params += init.params.kwonly_params
     if not init_params or init_params[0].name.value != "self" or len(graph.params.params) != 1:
         raise NotConvertible("`__init__(self, ...)` and `define_graph(self)` are expected")
     params = {p.name.value: p for p in init_params[1:]}
@@ -471,9 +473,12 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     body = body.with_changes(body=[*prelude, *functions, *body.body])
     if "self" in all_names(body):
         raise NotConvertible("`define_graph` uses `self` for more than its operators")
-    kept = [p for name, p in params.items() if name not in passed]
+    kept = [p for name, p in params.items() if name not in passed and name not in keyword_only]
+    kept_keyword_only = [p for name, p in params.items() if name not in passed and name in keyword_only]
     if kept:
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    if kept_keyword_only:
+        kept_keyword_only[-1] = kept_keyword_only[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     decorator = cst.Decorator(decorator=cst.Call(
         func=cst.Name(decorator_name),
         args=_commas([keyword_arg(k, v) for k, v in decorator_args.items()])))
@@ -482,7 +487,9 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     if docstring and graph_body and _is_docstring(graph_body[0]):
         graph_body = graph_body[1:]
     function = cst.FunctionDef(
-        name=node.name, params=cst.Parameters(params=kept), decorators=[decorator],
+        name=node.name, params=cst.Parameters(params=kept, kwonly_params=kept_keyword_only,
+                                              star_arg=cst.ParamStar() if kept_keyword_only else cst.MaybeSentinel.DEFAULT),
+        decorators=[decorator],
         body=body.with_changes(body=[*docstring, *graph_body]), leading_lines=node.leading_lines,
     )
     defaults = {name: p.default for name, p in params.items() if p.default is not None}

@@ -587,6 +587,7 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         result.imports_loader = migrated.migration.imports_loader
         result.loader_ends_at_sources = migrated.migration.loader_ends_at_sources
         result.loader_for_jax = migrated.migration.loader_for_jax
+        result.loader_counts_size = migrated.migration.loader_counts_size
         result.helper_requests = migrated.migration.helper_requests
     return result
 
@@ -662,6 +663,7 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
     result.imports_loader = inner.imports_loader
     result.loader_ends_at_sources = inner.loader_ends_at_sources
     result.loader_for_jax = inner.loader_for_jax
+    result.loader_counts_size = inner.loader_counts_size
     if inner.error is None and new_data != data:
         result.changed, result.new_source = True, new_data
         result.diff = cell_diff(cells, new_data, path)

@@ -75,6 +75,11 @@ def defines_class(text: bytes, class_name: str) -> bool:
     return re.search(rb"^class\s+" + re.escape(class_name.encode()) + rb"\b", text, re.MULTILINE) is not None
 
 
+def counts_size(text: bytes) -> bool:
+    """The loader takes DALI's ``size=`` (the ones an earlier dali-migrate wrote did not)."""
+    return re.search(rb"\bsize=None\b", text) is not None
+
+
 def ends_epochs_at_sources(text: bytes) -> bool:
     """The loader runs without ``reader_meta`` (the ones an earlier dali-migrate wrote could
     only count a reader's epochs)."""

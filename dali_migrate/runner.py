@@ -403,7 +403,7 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
 
 def _existing_loader_problem(path: Path, text: bytes | None, result: FileResult) -> str | None:
     """Why the loader module already at ``path`` (``text``) cannot serve ``result`` (None: it can)."""
-    from .loader_module import defines_class, ends_epochs_at_sources
+    from .loader_module import counts_size, defines_class, ends_epochs_at_sources
     from .migrate.torch_loader import CLASS_NAME, JAX_CLASS_NAME
 
     if text is None or not defines_class(text, CLASS_NAME):
@@ -416,6 +416,9 @@ def _existing_loader_problem(path: Path, text: bytes | None, result: FileResult)
         return (f"the loader module {_display(path)} was written by an older dali-migrate and cannot end "
                 "epochs where the sources end them (DALIGenericIterator without reader_name): delete it "
                 "and run migrate again to write the current one")
+    if result.loader_counts_size and not counts_size(text):
+        return (f"the loader module {_display(path)} was written by an older dali-migrate and cannot count "
+                "epochs of DALIGenericIterator's size=: delete it and run migrate again to write the current one")
     return None
 
 

@@ -124,3 +124,15 @@ def test_a_loader_from_an_earlier_version_serves_readers_but_not_epochs_the_sour
     assert (tmp_path / "by_sources.py").read_bytes() == before
     assert "from dali_torch_loader import DALITorchLoader\n" in (tmp_path / "by_reader.py").read_text()
     assert (tmp_path / "dali_torch_loader.py").read_text() == earlier
+
+
+def test_a_loader_from_an_earlier_version_cannot_count_an_iterators_size(tmp_path):
+    earlier = module_source().replace(", size=None, last_batch_padded=False", "")  # it had no size=
+    assert earlier != module_source()
+    (tmp_path / "dali_torch_loader.py").write_text(earlier)
+    (tmp_path / "sized.py").write_text((FIXTURES / "migrate" / "legacy_iterator_size.input.py").read_text())
+    before = (tmp_path / "sized.py").read_bytes()
+    result = _migrate(str(tmp_path))
+    assert result.exit_code == 2, result.output
+    assert "cannot count epochs of DALIGenericIterator's size=" in result.output
+    assert (tmp_path / "sized.py").read_bytes() == before

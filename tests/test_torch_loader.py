@@ -174,3 +174,59 @@ def test_epochs_the_sources_end_are_dali_iterators_without_reader_name(stop, by_
     expected = steps(dali_source_iterator(EpochSource(stop, by_sample), auto_reset))
     assert steps(source_loader(EpochSource(stop, by_sample), auto_reset)) == expected
     assert [len(epoch) for epoch in expected[1:3]] == [stop // 4] * 2
+
+
+SIZED = [  # files, batch size, size=, last_batch_padded
+    (11, 4, 11, False), (10, 3, 10, False), (11, 4, 6, False), (8, 4, 8, False), (11, 3, 5, True),
+    (9, 2, 12, False), (7, 3, 3, False),
+]
+
+
+def dali_sized_iterator(files, batch_size, size, padded, policy, auto_reset):
+    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None)
+    def labels():
+        _, label = fn.readers.file(files=FILES[:files], labels=list(range(files)))
+        return label
+
+    return DALIGenericIterator(labels(), ["label"], size=size, last_batch_padded=padded,
+                               last_batch_policy=POLICIES[policy], auto_reset=auto_reset)
+
+
+def migrated_sized_loader(files, batch_size, size, padded, policy, auto_reset):
+    reader = ndd.readers.File(files=FILES[:files], labels=list(range(files)))
+    batches = ((labels,) for _, labels in itertools.chain.from_iterable(
+        reader.next_epoch(batch_size=batch_size) for _ in itertools.count()))
+    return DALITorchLoader(batches, ["label"], batch_size, last_batch_policy=policy, auto_reset=auto_reset,
+                           size=size, last_batch_padded=padded)
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("layout", SIZED, ids=lambda layout: "-".join(map(str, layout)))
+def test_size_counts_epochs_as_dali_iterator_did(layout, policy):
+    """DALI's iterator given `size=` (its older form, in many training scripts) counts that many
+    samples per epoch, whatever the reader's epochs are."""
+    import warnings
+
+    files, batch_size, size, padded = layout
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DALI deprecates `size=`
+        for auto_reset in (True, False):
+            expected = epochs_by_for_loops(dali_sized_iterator(*layout, policy, auto_reset), 5, not auto_reset)
+            actual = epochs_by_for_loops(migrated_sized_loader(*layout, policy, auto_reset), 5, not auto_reset)
+            assert actual == expected, (auto_reset, expected)
+        expected = steps_by_next_calls(dali_sized_iterator(*layout, policy, False), 4)
+        assert steps_by_next_calls(migrated_sized_loader(*layout, policy, False), 4) == expected
+
+
+def steps_by_next_calls(loader, epochs):
+    """`len(loader)` calls of next(), then reset(); where an epoch that began with samples
+    carried over ends early, the StopIteration is part of what is compared."""
+    seen = []
+    for _ in range(epochs):
+        for _ in range(len(loader)):
+            try:
+                seen.append(next(loader)[0]["label"].ravel().tolist())
+            except StopIteration:
+                seen.append("end")
+        loader.reset()
+    return seen

@@ -61,6 +61,7 @@ class MigrationResult:
     helper_requests: list[HelperRequest] = field(default_factory=list)
     loader_ends_at_sources: bool = False  # some DALITorchLoader it makes has no reader_meta
     loader_for_jax: bool = False  # it makes a DALIJaxLoader
+    loader_counts_size: bool = False  # some DALITorchLoader it makes counts DALI's ``size=``
 
 
 @dataclass(frozen=True)
@@ -517,5 +518,5 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                            {p.graph.name: pipeline_safety(p) for p in own},
                            bool(reader_meta.loaders and loader_import), _helper_requests(module, facts, own),
                            loader_ends_at_sources=bool(reader_meta.epoch_end_calls),
-                           loader_for_jax=for_jax)
+                           loader_for_jax=for_jax, loader_counts_size=reader_meta.sized)
 

@@ -21,6 +21,25 @@ def _attr(value: cst.BaseExpression, name: str) -> cst.Attribute:
     return cst.Attribute(value=value, attr=cst.Name(name))
 
 
+def _with_updated_arguments(replacement: cst.BaseExpression, original: cst.Call,
+                            updated: cst.Call) -> cst.BaseExpression:
+    """The replacement planned from ``original``'s arguments, given their rewritten forms
+    (``size=pipe.epoch_size("Reader")`` in an iterator call that is replaced as a whole)."""
+    if not isinstance(replacement, cst.Call) or len(original.args) != len(updated.args):
+        return replacement
+    # the planned arguments may have been realigned: they are matched by their code
+    new = {_flat(before.value): after.value for before, after in zip(original.args, updated.args)
+           if not before.value.deep_equals(after.value)}
+    if not new:
+        return replacement
+    return replacement.with_changes(args=[a.with_changes(value=new.get(_flat(a.value), a.value))
+                                          for a in replacement.args])
+
+
+def _flat(node: cst.CSTNode) -> str:
+    return "".join(cst.Module([]).code_for_node(node).split())
+
+
 def _call(func: cst.BaseExpression, *args: cst.BaseExpression) -> cst.Call:
     return cst.Call(func=func, args=[cst.Arg(a) for a in args])
 
@@ -77,7 +96,7 @@ class CallSiteRewrites:
     def rewrite_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         key = id(original)
         if key in self.reader_meta.lookups:
-            return self.reader_meta.lookups[key]
+            return _with_updated_arguments(self.reader_meta.lookups[key], original, updated)
         if key in self.run_calls:
             return _call(cst.Name("next"), updated.func.value)
         flags = [(READER_META_FLAG, self.reader_meta.flagged_calls), (EPOCH_ENDS_FLAG, self.reader_meta.epoch_end_calls)]

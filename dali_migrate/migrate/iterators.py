@@ -208,9 +208,10 @@ def _batch_size(plan, factory_call: cst.Call) -> cst.BaseExpression:
 
 
 def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, class_name: str,
-                facts: ModuleFacts, module: cst.Module | None = None) -> cst.Call:
+                facts: ModuleFacts, module: cst.Module | None = None, sized: bool = False) -> cst.Call:
     """The ``class_name(...)`` call that replaces the iterator call at ``site``; without ``meta``
-    (the variable holding the reader's metadata), the pipeline's sources end its epochs."""
+    (the variable holding the reader's metadata), the pipeline's sources end its epochs, or,
+    ``sized``, the iterator's ``size=``."""
     parameters = PARAMETERS.get(site.name)
     if parameters is None:
         guidance = GUIDANCE.get(plugin_name(site.name), "loop over the migrated generator")
@@ -219,7 +220,7 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
     _check_one_device(bound)
     if isinstance(bound.get("output_map"), cst.Name) and module is not None:  # ``output_map=names``
         bound = {**bound, "output_map": _bound_literal(bound["output_map"], site.node, module)}
-    outputs = _checked_outputs(plan, bound, parameters, by_reader=meta is not None)
+    outputs = _checked_outputs(plan, bound, parameters, by_reader=meta is not None and not sized)
     policy = _policy(bound, facts)
     if is_jax(site) and policy is not None and "partial" in cst.Module([]).code_for_node(policy).lower():
         raise NotMigratable("JAX's iterator refuses the PARTIAL policy (an AssertionError when it is made)")
@@ -230,6 +231,10 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
         renamed["last_batch_policy"] = keyword_arg("last_batch_policy", policy)
     if _auto_reset(bound.get("auto_reset")):
         renamed["auto_reset"] = keyword_arg("auto_reset", cst.Name("True"))
+    if sized:  # DALI counted ``size`` samples per epoch; so does the loader
+        renamed["size"] = keyword_arg("size", bound["size"])
+        if _literal(bound.get("last_batch_padded")) not in (None, False):
+            renamed["last_batch_padded"] = keyword_arg("last_batch_padded", bound["last_batch_padded"])
     added = [keyword_arg("batch_size", _batch_size(plan, factory_call))]
     if "output_map" not in parameters:
         added.insert(0, cst.Arg(_output_map_node(bound, outputs)))
@@ -345,7 +350,24 @@ class TorchLoaders:
             return False  # replace() says why
         return fixed[0] is None and fixed[1] in (None, -1) and fixed[2] in (None, False)
 
-    def replace(self, site: Site, factory_call: cst.Call, meta: str | None) -> cst.BaseExpression:
+    def counts_size(self, site: Site) -> bool:
+        """PyTorch's iterator given ``size=`` (not -1) and no ``reader_name=``: its epochs are
+        that many samples, which the loader counts the same way."""
+        if site.name not in PARAMETERS or is_jax(site):
+            return False
+        try:
+            bound = _bind(site.node, PARAMETERS[site.name])
+        except NotMigratable:
+            return False  # replace() says why
+        size = bound.get("size")
+        if size is None or bound.get("reader_name") is not None:
+            return False
+        try:
+            return _literal(size) not in (-1, 0)
+        except NotMigratable:
+            return True  # ``size=int(pipe.epoch_size("Reader") / world_size)``: counted all the same
+
+    def replace(self, site: Site, factory_call: cst.Call, meta: str | None, sized: bool = False) -> cst.BaseExpression:
         try:
             if meta is not None and meta.startswith("self."):
                 _check_readable_from_another_method(_batch_size(self.plan, factory_call))
@@ -353,7 +375,7 @@ class TorchLoaders:
             if site.detail:  # a call of the project's own subclass: it derives from the loader instead
                 self._check_class(site)
                 class_name = site.detail
-            return loader_call(self.plan, site, factory_call, meta, class_name, self.facts, self.module)
+            return loader_call(self.plan, site, factory_call, meta, class_name, self.facts, self.module, sized)
         except NotMigratable as reason:
             raise IteratorNotMigratable(site, str(reason)) from None
 

@@ -51,6 +51,7 @@ class ReaderMetaRewrites:
     loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
     flagged_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets yield_reader_meta=True
     epoch_end_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets mark_epoch_ends=True
+    sized: bool = False  # a loader counts the iterator's ``size=`` samples per epoch
 
     def rewrite(self, site: Site, expression: cst.BaseExpression, loader: bool = False) -> None:
         """``site`` becomes ``expression``; a site a pipeline bound in each branch of an ``if``
@@ -75,6 +76,7 @@ class ReaderMetaRewrites:
             whole.loaders += part.loaders
             whole.flagged_calls |= part.flagged_calls
             whole.epoch_end_calls |= part.epoch_end_calls
+            whole.sized |= part.sized
         return whole
 
 
@@ -88,6 +90,9 @@ class Loaders(Protocol):
 
     def ends_at_sources(self, site: Site) -> bool:
         """The iterator's epochs end where the pipeline's external sources stop."""
+
+    def counts_size(self, site: Site) -> bool:
+        """The iterator's epochs are its ``size=`` samples."""
 
     def replace(self, site: Site, factory_call: cst.Call, meta: str) -> cst.BaseExpression: ...
 
@@ -217,6 +222,10 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         for site, factory_call in [(s, c) for s in [*sites, *loader_sites] for c in bindings[id(s)]]:
             if site in loader_sites and loaders.ends_at_sources(site):
                 _epochs_from_sources(plan, site, factory_call, rewrites, loaders, facts, var)
+                continue
+            if site in loader_sites and loaders.counts_size(site):  # ``size=``: no metadata needed
+                rewrites.rewrite(site, loaders.replace(site, factory_call, None, sized=True), loader=True)
+                rewrites.sized = True
                 continue
             if site in loader_sites:
                 readers = [loaders.reader_name(site)]

@@ -21,12 +21,14 @@ class DALITorchLoader:
     """Epochs of a migrated DALI pipeline as PyTorch tensors, batch for batch what
     `DALIGenericIterator(pipe, output_map, reader_name=...)` gave: `[{name: tensor}]` per step,
     the same steps per epoch and the same last-batch policy ("fill", "partial" or "drop").
-    Without `reader_meta`, the pipeline's sources end each epoch, as DALI's iterator without
-    `reader_name` did: `batches` yields None where they raised StopIteration.
+    With `size=` (DALI's iterator given `size=` instead of `reader_name=`), an epoch is that
+    many samples, counted as DALI counted them. Without either, the pipeline's sources end each
+    epoch, as DALI's iterator without `reader_name` did: `batches` yields None where they raised
+    StopIteration.
     Written by dali-migrate; one copy can serve every module that needs it."""
 
     def __init__(self, batches, output_map, batch_size, reader_meta=None, last_batch_policy="fill",
-                 auto_reset=False):
+                 auto_reset=False, size=None, last_batch_padded=False):
         self.batches = batches
         self.output_map = list(output_map)
         self.batch_size = batch_size
@@ -36,6 +38,10 @@ class DALITorchLoader:
         self.auto_reset = auto_reset
         self.counter = 0
         self.epoch_over = False
+        self.fixed_size = size is not None and size > 0  # DALI's `size=`: epochs of that many samples
+        if self.fixed_size:
+            self.size, self.padded = int(size), bool(last_batch_padded)
+            return
         if reader_meta is None:
             self.size = -1  # epochs end where the sources say, of any length
             return
@@ -85,7 +91,8 @@ class DALITorchLoader:
             self._end_epoch()  # the incomplete batch was read, as the pipeline did, and dropped
         tensors = [self._tensor(output) for output in outputs]
         if self.last_batch_policy == "partial":
-            left = self.batch_size - (self.counter - self.first_shard_sizes[self.shard_id])
+            epoch_end = self.size if self.fixed_size else self.first_shard_sizes[self.shard_id]
+            left = self.batch_size - (self.counter - epoch_end)
             if left < self.batch_size:  # padding, or samples of the next epoch
                 tensors = [tensor[:left] for tensor in tensors]
         return self._step(dict(zip(self.output_map, tensors)))
@@ -104,6 +111,8 @@ class DALITorchLoader:
         return [named]  # one dict per pipeline, as DALI's PyTorch iterator gave
 
     def _past_a_shard_end(self, counter):
+        if self.fixed_size:
+            return counter > self.size
         return any(ahead + counter > size for ahead, size in zip(self.read_ahead, self.shard_sizes))
 
     def _end_epoch(self):
@@ -123,6 +132,9 @@ class DALITorchLoader:
         if self.counter < self.size:
             return
         carries = self.last_batch_policy == "fill" and not self.padded
+        if self.fixed_size:  # what was read past the end counts towards the next epoch
+            self.counter = self.counter % self.size if carries else 0
+            return
         if carries:
             self._carry_read_ahead()
         else:

@@ -75,7 +75,10 @@ class FrameworkIterator(Rule):
     step. Without `reader_name=` (and without `size=`), a pipeline fed only by
     external sources is fixed too: its generator is created with `mark_epoch_ends=True` and
     yields None where the sources raised StopIteration, which is where DALI's iterator ended
-    an epoch. Everything else (a list of pipelines, `size=`, no `reader_name=` over a reader,
+    an epoch. PyTorch's iterator given `size=` instead of `reader_name=` (DALI's older form)
+    is fixed too: the loader is given the same `size=` and counts it as DALI did (the samples
+    read past an epoch's end start the next one under FILL, `last_batch_padded=True` starts at
+    zero). Everything else (a list of pipelines, no `reader_name=` or `size=` over a reader,
     JAX's `@data_iterator`, other frameworks) keeps the pipeline in pipeline mode, with a TODO
     naming the manual step.
     """

@@ -362,6 +362,10 @@ class TorchLoaders:
         size = bound.get("size")
         if size is None or bound.get("reader_name") is not None:
             return False
+        if self.plan.sources:  # a source that ends epochs would end the generator; see replace()
+            raise NotMigratable("`size=` over a pipeline fed by external sources: DALI restarts a source that "
+                                "raised StopIteration, the migrated generator stops; pass `reader_name=` of a "
+                                "reader, or loop over the migrated generator by hand")
         try:
             return _literal(size) not in (-1, 0)
         except NotMigratable:

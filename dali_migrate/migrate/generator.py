@@ -164,11 +164,18 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         setup.append(statement(f"{names.context} = {names.ndd}.EvalContext({context})"))
     if any(id(c.node) not in names.op_rngs for c in plan.random_calls):
         setup.append(statement(f"{names.rng} = {names.ndd}.random.RNG(seed=seed)"))
+    graph_locals = scope_names(body).bound
+    seeded_later: list[tuple[set[str], cst.BaseStatement]] = []  # RNGs whose seed the graph computes
     for call in plan.random_calls:
         rng_name = names.op_rngs.get(id(call.node))
         if rng_name is not None:
             seed = next(a.value for a in call.node.args if a.keyword and a.keyword.value == "seed")
-            setup.append(_with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed))
+            made = _with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed)
+            computed = scope_names([seed]).loaded & graph_locals
+            if computed:  # ``s = 42`` ... ``seed=s``: the RNG is made once ``s`` is
+                seeded_later.append((computed, made))
+            else:
+                setup.append(made)
     offset = len(docstring)
     epoch = names.epoch if plan.marks_epoch_ends else None
     made_once: list[tuple[int, cst.BaseStatement]] = []  # body position -> what makes a source
@@ -217,6 +224,7 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
                              {rest[k][0] for k in once})
     # a source is made where the graph made it: after the statements that compute its arguments
     before_loop = sorted([*readers_at.items(), *(rest[k] for k in once), *made_once], key=lambda item: item[0])
+    before_loop = _with_seeded_rngs(before_loop, seeded_later)
     setup += [s for _, s in before_loop if replacements.get(id(s), [s])]
     body = [new for k, (_, s) in enumerate(rest) if k not in once for new in replacements.get(id(s), [s])]
     body[0] = body[0].with_changes(leading_lines=[])  # the loop's first line follows the loop's header
@@ -245,6 +253,19 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         params=migrated_parameters(plan, updated.params),
         body=updated.body.with_changes(body=[*docstring, *statements]),
     )
+
+
+def _with_seeded_rngs(before_loop: list[tuple[float, cst.BaseStatement]],
+                      seeded: list[tuple[set[str], cst.BaseStatement]]) -> list[tuple[float, cst.BaseStatement]]:
+    """Each RNG whose seed reads names the graph computes goes right after the last statement
+    before the loop that binds one of them (plan._check_op_seeds made sure there is one)."""
+    placed = list(before_loop)
+    for names, made in seeded:
+        binding = [position for position, s in before_loop if scope_names([s]).bound & names]
+        if not binding:
+            raise AssertionError("an operator's seed is computed in the loop")
+        placed.append((max(binding) + 0.5, made))
+    return sorted(placed, key=lambda item: item[0])
 
 
 def _spaced_after_definitions(statements: list[cst.BaseStatement]) -> list[cst.BaseStatement]:

@@ -149,6 +149,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_call_sites(plan, facts, strays)
     plan.params = _mapped_params(plan, keywords)
     _check_generator_names(plan)
+    _check_op_seeds(plan)
     return plan
 
 
@@ -367,6 +368,26 @@ def _check_generator_names(plan: PipelinePlan) -> None:
         elif name in loaded - with_dropped and not _reads_its_own_parameter(plan, name):
             plan.block("DM001", plan.function, f"the graph reads `{name}` from outside it, and the migrated "
                                                f"generator's `{name}=` parameter would hide that value: rename it")
+
+
+def _check_op_seeds(plan: PipelinePlan) -> None:
+    """An operator's own ``seed=`` becomes an RNG made before the loop: a name of the graph it
+    reads must be computed by plain lines of the graph's body (``s = 42``), which also run
+    before the loop, so that the RNG can be made right after them."""
+    body = list(plan.function.body.body)
+    operator_ids = {id(call.node) for call in plan.calls}
+    plain = [s for s in body if isinstance(s, cst.SimpleStatementLine) and not operator_ids & node_ids(s)]
+    elsewhere = scope_names([s for s in body if all(s is not p for p in plain)]).bound
+    for call in plan.random_calls:
+        seed = next((a.value for a in call.node.args if a.keyword is not None and a.keyword.value == "seed"), None)
+        if seed is None:
+            continue
+        computed = scope_names([seed]).loaded & function_locals(plan.function)
+        late = sorted(computed & elsewhere)
+        if late:
+            plan.block("DM016", call.node, f"the `seed=` of `{call.qualname.rsplit('.', 1)[-1]}` reads `{late[0]}`, "
+                                           "which the graph computes in a block or from an operator: compute it "
+                                           "in a line of its own before the operator")
 
 
 def _reads_its_own_parameter(plan: PipelinePlan, name: str) -> bool:

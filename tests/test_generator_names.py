@@ -1,11 +1,14 @@
 """The migrated generator takes `batch_size=`, `seed=`, ... and reads those names for its reader,
-RNG and context. A graph that binds one of them, or reads the module's variable of that name,
-would get another value once migrated: such a pipeline is kept, unless the names provably hold
-the same value (the pipeline's default is that very variable and no call passes another)."""
+RNG and context. A graph that binds one of them (`seed = random.randint(...)`) has its own
+variable renamed (`seed_`); where that cannot be done safely, or where the graph reads the
+module's variable of that name, it would get another value once migrated: such a pipeline is
+kept, unless the names provably hold the same value (the pipeline's default is that very
+variable and no call passes another)."""
 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,7 +37,12 @@ def shifted():
 CASES = {  # decorator, body, call -> kept with this reason (None: migrated)
     "binds batch_size": ("batch_size=2, num_threads=1, device_id=None",
                          "    data = fn.external_source(source=numbers, dtype=types.INT32)\n    batch_size = 10\n"
-                         "    return data + batch_size", "shifted()", "the graph binds `batch_size`"),
+                         "    return data + batch_size", "shifted()", None),
+    "binds it, and so does a comprehension": (
+        "batch_size=2, num_threads=1, device_id=None",
+        "    data = fn.external_source(source=numbers, dtype=types.INT32)\n    batch_size = 10\n"
+        "    sizes = [batch_size for batch_size in range(3)]\n    return data + batch_size + len(sizes)",
+        "shifted()", "the graph binds `batch_size`"),
     "reads the module's seed": ("batch_size=2, num_threads=1, device_id=None, seed=7",
                                 "    data = fn.external_source(source=numbers, dtype=types.INT32)\n"
                                 "    return data + seed", "shifted()", "the graph reads `seed` from outside it"),
@@ -90,3 +98,20 @@ def test_a_call_that_passes_a_local_of_that_name_keeps_the_pipeline():
     [(name, reasons)] = result.pipelines
     assert reasons == ["the graph reads its module's `batch_size`, and this call passes `batch_size=` from a "
                        "function that binds its own: the migrated generator's parameter would hold that"], reasons
+
+
+def test_a_graph_binding_a_generator_name_is_renamed_and_gives_the_same_data(tmp_path: Path):
+    body = ("    data = fn.external_source(source=numbers, dtype=types.INT32)\n    batch_size = 10\n"
+            "    return data + batch_size")
+    run = "\npipe = shifted()\npipe.build()\nfor _ in range(2):\n    print(pipe.run()[0].as_array().ravel().tolist())\n"
+    source = GRAPH.format(decorator="batch_size=2, num_threads=1, device_id=None", body=body) + run
+    result = migrate_source(source.encode(), "names.py", Config())
+    migrated = result.new_source.decode()
+    assert "batch_size_ = 10" in migrated and "data + batch_size_" in migrated
+    outputs = []
+    for name, code in (("original.py", source), ("migrated.py", migrated)):
+        (tmp_path / name).write_text(code)
+        done = subprocess.run([sys.executable, name], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] == "[10, 11]\n[10, 11]\n"

@@ -100,6 +100,8 @@ class Migrator(Transformer):
                 self._use_ndd_dtypes(call)
             self.random_helpers.give_parameters(helper, self.op_plan)
         self.function_stack: list[int] = []
+        self.local_renames: dict[str, str] = {}  # in the graph being rewritten (plan.renamed)
+        self.not_variables: set[int] = set()  # keyword and attribute names, never renamed
         self.op_rewriter = GraphOpRewriter(self.op_plan, facts.optable)
 
     def _prepare(self, plan: PipelinePlan) -> None:
@@ -186,7 +188,19 @@ class Migrator(Transformer):
             return self.call_sites.rewrite_attribute(original_node, updated_node)
         return self.op_rewriter.leave_Attribute(original_node, updated_node)  # data type constants
 
-    leave_Name = leave_Attribute
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        new = self.local_renames.get(original_node.value) if self.local_renames else None
+        if new is not None and id(original_node) not in self.not_variables:  # ``seed`` -> ``seed_``
+            return updated_node.with_changes(value=new)
+        return self.leave_Attribute(original_node, updated_node)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and self.local_renames:
+            self.not_variables.add(id(node.keyword))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.local_renames:
+            self.not_variables.add(id(node.attr))
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         if id(original_node) in self.op_plan.subscripts:
@@ -206,6 +220,9 @@ class Migrator(Transformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.function_stack.append(id(node))
+        entry = self.functions.get(id(node))
+        if entry is not None and entry[0].renamed:
+            self.local_renames = entry[0].renamed  # a graph's ``seed`` is not the generator's parameter
         return True
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
@@ -214,6 +231,7 @@ class Migrator(Transformer):
         if entry is None:
             return self.random_helpers.with_parameters(original_node, updated_node)
         plan, names = entry
+        self.local_renames = {}
         return migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):

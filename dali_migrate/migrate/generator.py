@@ -20,7 +20,7 @@ from ..visitors import Transformer, Visitor, walk
 from . import checkpointing
 from . import external_source as sources
 from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
-from .names import scope_names, target_names
+from .names import renamed, scope_names, target_names
 from .plan import PipelinePlan, reader_needs_pipeline_seed
 from .reader_meta import reader_name_node
 
@@ -169,7 +169,8 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     for call in plan.random_calls:
         rng_name = names.op_rngs.get(id(call.node))
         if rng_name is not None:
-            seed = next(a.value for a in call.node.args if a.keyword and a.keyword.value == "seed")
+            seed = renamed(next(a.value for a in call.node.args if a.keyword and a.keyword.value == "seed"),
+                           plan.renamed)
             made = _with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed)
             computed = scope_names([seed]).loaded & graph_locals
             if computed:  # ``s = 42`` ... ``seed=s``: the RNG is made once ``s`` is

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..scopes import ScopeNames, all_params, assigned_targets, scope_names, target_names
 from ..imports import dotted_name
-from ..visitors import Visitor, walk
+from ..visitors import Transformer, Visitor, walk
 
 __all__ = ["ScopeNames", "all_params", "all_names", "assigned_targets", "scope_names", "target_names",
            "unique_name", "variable_names"]
@@ -66,3 +66,29 @@ def unique_name(base: str, taken: set[str]) -> str:
         name, counter = f"{base}_{counter}", counter + 1
     taken.add(name)
     return name
+
+
+class VariableRenamer(Transformer):
+    """``old`` -> ``new`` for variables: not keyword names of calls, nor attribute names."""
+
+    def __init__(self, renames: dict[str, str]) -> None:
+        super().__init__()
+        self.renames = renames
+        self.fixed: set[int] = set()
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.fixed.add(id(node.keyword))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.fixed.add(id(node.attr))
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        new = self.renames.get(original_node.value)
+        if new is None or id(original_node) in self.fixed:
+            return updated_node
+        return updated_node.with_changes(value=new)
+
+
+def renamed(node: cst.CSTNode, renames: dict[str, str]):
+    return node.visit(VariableRenamer(renames)) if renames else node

@@ -22,7 +22,7 @@ from ..rules.dm014_serialize import autoserialize_decorators
 from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 from .helpers import graph_helpers, nested_functions, random_helper_calls
-from .names import all_params, assigned_targets, calls_named, scope_names
+from .names import all_params, assigned_targets, calls_named, scope_names, unique_name, variable_names
 from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
 from .places import node_ids
 
@@ -95,6 +95,8 @@ class PipelinePlan:
     # names the graph reads from the module that its generator's parameters of the same name and
     # default stand for: a caller must not pass another value (``_check_generator_names``)
     fixed_params: set[str] = field(default_factory=set)
+    # graph locals named like a generator parameter (``seed = random.randint(...)``) -> new name
+    renamed: dict[str, str] = field(default_factory=dict)
 
     @property
     def migratable(self) -> bool:
@@ -363,11 +365,62 @@ def _check_generator_names(plan: PipelinePlan) -> None:
     params = {p.name.value for p in all_params(plan.function.params)}
     for name in plan.params:
         if name in local - params:
+            reason = _why_not_renamed(plan, name)
+            if reason is None:
+                plan.renamed[name] = unique_name(f"{name}_", variable_names(plan.function))
+                continue
             plan.block("DM001", plan.function, f"the graph binds `{name}`, the name of the migrated generator's "
-                                               f"`{name}=` parameter, which its reader and RNG read: rename it")
+                                               f"`{name}=` parameter, which its reader and RNG read, and {reason}: "
+                                               "rename it")
         elif name in loaded - with_dropped and not _reads_its_own_parameter(plan, name):
             plan.block("DM001", plan.function, f"the graph reads `{name}` from outside it, and the migrated "
                                                f"generator's `{name}=` parameter would hide that value: rename it")
+
+
+def _why_not_renamed(plan: PipelinePlan, name: str) -> str | None:
+    """A graph's own ``seed`` (``seed = random.randint(...)``) becomes ``seed_`` in the generator,
+    where it cannot be the generator's parameter; None where that rename is safe, else why not."""
+    if name in {n.value for s in _declarations(plan.function) for n in s.names}:
+        return "declares it `global` or `nonlocal`"
+    for nested in nested_scopes(plan.function):
+        if name in scope_names([nested]).bound or name in {p.name.value for p in _scope_params(nested)}:
+            return "a function or comprehension inside it binds that name too"
+    if any(name in scope_names([source.call.node]).loaded for source in plan.sources):
+        return "an external source's arguments read it"
+    return None
+
+
+def _declarations(function: cst.FunctionDef) -> list:
+    found = []
+
+    class Declarations(Visitor):
+        def visit_Global(self, node: cst.Global) -> None:
+            found.append(node)
+
+        visit_Nonlocal = visit_Global
+
+    walk(function.body, Declarations())
+    return found
+
+
+def nested_scopes(function: cst.FunctionDef) -> list[cst.CSTNode]:
+    """Functions, lambdas, classes and comprehensions inside ``function``'s body."""
+    found = []
+
+    class Scopes(Visitor):
+        def visit_FunctionDef(self, node) -> None:
+            found.append(node)
+
+        visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = (
+            visit_FunctionDef)
+
+    walk(function.body, Scopes())
+    return found
+
+
+def _scope_params(node: cst.CSTNode) -> list[cst.Param]:
+    params = getattr(node, "params", None)
+    return all_params(params) if isinstance(params, cst.Parameters) else []
 
 
 def _check_op_seeds(plan: PipelinePlan) -> None:

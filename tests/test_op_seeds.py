@@ -56,3 +56,66 @@ def test_a_seed_computed_in_a_block_keeps_the_pipeline():
     result = migrate_source(source.encode(), "flips.py", Config())
     [(_, reasons)] = result.pipelines
     assert "the `seed=` of `coin_flip` reads `s`" in reasons[0]
+
+
+SEEDED_HELPER = '''import glob
+import os
+
+from nvidia.dali import fn, pipeline_def, types
+
+FILES = sorted(glob.glob(os.path.join({images!r}, "*", "*.jpg")))
+
+
+def random_flip(images, probability, seed):
+    flip = fn.random.coin_flip(probability=1 - probability, seed=seed)
+    return fn.flip(images, horizontal=flip)
+
+
+@pipeline_def(batch_size=3, num_threads=1, device_id=None, seed=9)
+def pairs(files):
+    common = 1234
+    jpegs, _ = fn.readers.file(files=files)
+    images = fn.resize(fn.decoders.image(jpegs, device="cpu"), size=[8, 8])
+    masks = fn.resize(fn.decoders.image(jpegs, device="cpu"), size=[8, 8])
+    return random_flip(images, 0.5, common), random_flip(masks, 0.5, seed=common){more}
+
+
+pipe = pairs(FILES)
+pipe.build()
+for _ in range(3):
+    images, masks = pipe.run()
+    print([bool((images.at(i) == masks.at(i)).all()) for i in range(3)])
+'''
+
+
+def test_each_call_of_a_seeded_helper_gets_its_own_rng_and_the_data_is_the_same(tmp_path):
+    """`random_flip(images, 0.5, common)` and `random_flip(masks, 0.5, seed=common)` made two
+    operators seeded alike, so images and masks flip together; each call now gets an RNG of
+    its own, seeded by its argument."""
+    source = SEEDED_HELPER.format(images=IMAGES, more="")
+    result = migrate_source(source.encode(), "pairs.py", Config())
+    assert result.pipelines == [("pairs", [])]
+    code = result.new_source.decode()
+    assert "random_flip_rng = ndd.random.RNG(seed=common)" in code
+    assert "random_flip_rng_1 = ndd.random.RNG(seed=common)" in code
+    assert "rng=random_flip_rng_1" in code and "ndd.random.RNG(seed=seed)" not in code
+    original, migrated = tmp_path / "pairs.py", tmp_path / "pairs_ndd.py"
+    original.write_text(source)
+    migrated.write_text(code)
+    report = verify_files(original, migrated, VerifyOptions(iterations=3, rtol=0, atol=0))
+    [pipeline] = report.pipelines
+    assert pipeline.migrated.ok, pipeline.migrated.error
+    assert pipeline.rng_aligned and pipeline.comparison.mismatches == []
+
+
+@pytest.mark.parametrize("change, reason", [
+    (("    flip = fn.random.coin_flip(", "    seed = seed + 1\n    flip = fn.random.coin_flip("), "which it rebinds"),
+    (("return fn.flip(images, horizontal=flip)",
+      "return fn.flip(images, horizontal=flip)\n\n\ndef twice(images):\n    return random_flip(images, 0.5, 7)"),
+     "something else than a graph calls it"),
+])
+def test_a_seeded_helper_the_migration_cannot_follow_keeps_the_pipeline(change, reason):
+    source = SEEDED_HELPER.format(images=IMAGES, more="").replace(*change)
+    result = migrate_source(source.encode(), "pairs.py", Config())
+    [(_, reasons)] = result.pipelines
+    assert reason in reasons[0]

@@ -91,9 +91,10 @@ class Migrator(Transformer):
         self.batch_size_reads: set[int] = set()  # ``Pipeline.current().max_batch_size``
         self.dropped_statements: set[int] = set()  # graph statements that named the current pipeline
         self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None, numpy_alias=call_sites.numpy_alias)
+        self.random_helpers = RandomHelpers(helpers or {})
+        self.seeded_calls: dict[int, str] = {}  # id(call of a seeded helper) -> the RNG made for it
         for plan in plans:
             self._prepare(plan)
-        self.random_helpers = RandomHelpers(helpers or {})
         for helper in (helpers or {}).values():
             self.op_plan.calls.update((id(call.node), call) for call in helper.calls)
             for call in helper.calls:
@@ -111,14 +112,16 @@ class Migrator(Transformer):
                                unique_name("iteration", taken), holders,
                                [unique_name("reader", taken) for _ in plan.readers[1:]],
                                unique_name("context", taken), unique_name("outputs", taken),
-                               unique_name("epoch_idx", taken))
-        for call in plan.random_calls:
-            if any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
+                               unique_name("epoch_idx", taken),
+                               self.random_helpers.seeded_call_rngs(plan.function, taken))
+        inside = node_ids(plan.function)
+        for call in plan.random_calls:  # a seeded helper's operator takes the RNG of each of its calls
+            if id(call.node) in inside and any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
                 names.op_rngs[id(call.node)] = unique_name(f"{call.op.fn.split('.')[-1]}_rng", taken)
+        self.seeded_calls.update({call: rng for call, (rng, _) in names.helper_rngs.items()})
         self.functions[id(plan.function)] = (plan, names)
         self.batch_size_reads |= plan.batch_size_reads
         self.dropped_statements |= plan.dropped_statements
-        inside = node_ids(plan.function)
         replaced = {id(s.call.node) for s in plan.sources}  # rewritten whole, with their statement
         for call in plan.calls:
             if id(call.node) in replaced:
@@ -162,7 +165,8 @@ class Migrator(Transformer):
         if id(original_node) in self.op_plan.calls or id(original_node) in self.op_plan.shape_methods:
             return self.op_rewriter.leave_Call(original_node, updated_node)
         if self.random_helpers.is_call(original_node):
-            return self.random_helpers.given_caller_rng(updated_node, self._caller_parameters())
+            return self.random_helpers.given_caller_rng(updated_node, self._caller_parameters(),
+                                                        self.seeded_calls.get(id(original_node)))
         return self.call_sites.rewrite_call(original_node, updated_node)
 
     def _caller_parameters(self) -> tuple[str, str] | None:

@@ -19,7 +19,7 @@ from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from ..visitors import Transformer, Visitor, walk
 from . import checkpointing
 from . import external_source as sources
-from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, reader_constructor, realigned
+from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, keyword_values, reader_constructor, realigned
 from .names import renamed, scope_names, target_names
 from .plan import PipelinePlan, reader_needs_pipeline_seed
 from .reader_meta import reader_name_node
@@ -37,6 +37,8 @@ class GeneratorNames:
     context: str = "context"  # the pipeline's own ndd.EvalContext
     outputs: str = "outputs"  # what one iteration yields, computed inside the context
     epoch: str = "epoch_idx"  # counts the epochs the sources end (PipelinePlan.marks_epoch_ends)
+    # id(call of a seeded helper) -> (its RNG, the seed the call gives) (helpers.Helper.seed_param)
+    helper_rngs: dict[int, tuple[str, cst.BaseExpression]] = field(default_factory=dict)
 
 
 def statement(code: str) -> cst.BaseStatement:
@@ -162,21 +164,17 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     context = _context_arguments(plan)
     if context:
         setup.append(statement(f"{names.context} = {names.ndd}.EvalContext({context})"))
-    if any(id(c.node) not in names.op_rngs for c in plan.random_calls):
+    if _draws_from_its_rng(plan, names):
         setup.append(statement(f"{names.rng} = {names.ndd}.random.RNG(seed=seed)"))
     graph_locals = scope_names(body).bound
     seeded_later: list[tuple[set[str], cst.BaseStatement]] = []  # RNGs whose seed the graph computes
-    for call in plan.random_calls:
-        rng_name = names.op_rngs.get(id(call.node))
-        if rng_name is not None:
-            seed = renamed(next(a.value for a in call.node.args if a.keyword and a.keyword.value == "seed"),
-                           plan.renamed)
-            made = _with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed)
-            computed = scope_names([seed]).loaded & graph_locals
-            if computed:  # ``s = 42`` ... ``seed=s``: the RNG is made once ``s`` is
-                seeded_later.append((computed, made))
-            else:
-                setup.append(made)
+    for rng_name, seed in _seeded_rngs(plan, names):
+        made = _with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), renamed(seed, plan.renamed))
+        computed = scope_names([seed]).loaded & graph_locals
+        if computed:  # ``s = 42`` ... ``seed=s``: the RNG is made once ``s`` is
+            seeded_later.append((computed, made))
+        else:
+            setup.append(made)
     offset = len(docstring)
     epoch = names.epoch if plan.marks_epoch_ends else None
     made_once: list[tuple[int, cst.BaseStatement]] = []  # body position -> what makes a source
@@ -230,7 +228,7 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     body = [new for k, (_, s) in enumerate(rest) if k not in once for new in replacements.get(id(s), [s])]
     body[0] = body[0].with_changes(leading_lines=[])  # the loop's first line follows the loop's header
     if plan.checkpointing:
-        rngs = ([names.rng] if any(id(c.node) not in names.op_rngs for c in plan.random_calls) else [])
+        rngs = [names.rng] if _draws_from_its_rng(plan, names) else []
         setup += checkpointing.generator_registrations(reader_names[: len(targets)], [*rngs, *names.op_rngs.values()])
     body[-1] = _yield_from_return(body[-1], plan.returns_sequence)
     if context:
@@ -254,6 +252,25 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         params=migrated_parameters(plan, updated.params),
         body=updated.body.with_changes(body=[*docstring, *statements]),
     )
+
+
+def _draws_from_its_rng(plan: PipelinePlan, names: GeneratorNames) -> bool:
+    """A random operator draws from the generator's own RNG: one without a ``seed=`` of its
+    own, in the graph or in a helper it calls (but a seeded helper: its calls have theirs)."""
+    seeded_helper_ops = {id(c.node) for c in plan.random_calls if names.helper_rngs and _in_seeded_helper(c, names)}
+    return any(id(c.node) not in names.op_rngs and id(c.node) not in seeded_helper_ops for c in plan.random_calls)
+
+
+def _in_seeded_helper(call: DaliCall, names: GeneratorNames) -> bool:
+    return call.graph is None and "seed" in keyword_values(call.node)
+
+
+def _seeded_rngs(plan: PipelinePlan, names: GeneratorNames) -> list[tuple[str, cst.BaseExpression]]:
+    """(RNG name, seed) for each operator with a ``seed=`` of its own and each call of a
+    seeded helper."""
+    own = [(names.op_rngs[id(call.node)], keyword_values(call.node)["seed"])
+           for call in plan.random_calls if id(call.node) in names.op_rngs]
+    return [*own, *names.helper_rngs.values()]
 
 
 def _with_seeded_rngs(before_loop: list[tuple[float, cst.BaseStatement]],
@@ -490,7 +507,12 @@ def _immutable(value: cst.BaseExpression) -> bool:
         return _immutable(value.expression)
     if isinstance(value, cst.BinaryOperation):
         return _immutable(value.left) and _immutable(value.right)
-    return False
+    # ``seed = random.randint(1, 0x7fffffff)``: a number, whatever the arguments
+    return isinstance(value, cst.Call) and dotted_name(value.func) in _NUMBER_FUNCTIONS
+
+
+_NUMBER_FUNCTIONS = frozenset({"int", "float", "str", "bool", "len", "round", "abs", "hash", "random.randint",
+                               "random.random", "random.randrange", "random.getrandbits", "random.uniform"})
 
 
 def _statement_names(statement: cst.BaseStatement):

@@ -22,8 +22,10 @@ A helper whose operators are random (or that calls such a helper) draws from the
 graph that calls it, as in pipeline mode, where its operators are the graph's: it gets
 keyword-only ``batch_size`` and ``rng`` parameters, and every call of it is given the
 caller's (``augment(images, 224, batch_size=batch_size, rng=rng)``). So every use of it must be
-a call; a random operator with a ``seed=`` of its own stays in the graph (each call of the
-helper makes a new operator with that seed in pipeline mode).
+a call. A helper whose one random operator takes its ``seed=`` from a parameter
+(``def random_flip(images, p, seed)``) made a new operator with that seed at each call in
+pipeline mode: each call gets an RNG of its own instead, made once with the seed it gives
+(``Helper.seed_param``); any other random operator with a ``seed=`` of its own stays in the graph.
 
 The same holds for a function the graph itself defines (``def augment(images):`` at the top of
 ``train``'s body, or a helper method of a legacy ``Pipeline`` subclass), where no other function
@@ -41,8 +43,8 @@ from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
 from ..rules.dm004_mixed_device import mixed_device_strings
-from .names import unique_name, variable_names
-from .ops import append_keyword
+from .names import calls_named, scope_names, unique_name, variable_names
+from .ops import append_keyword, keyword_values
 from .places import node_ids
 
 
@@ -59,6 +61,27 @@ class Helper:
     @property
     def random_calls(self) -> list[DaliCall]:
         return [c for c in self.calls if c.op is not None and c.op.random]
+
+    @property
+    def seed_param(self) -> str | None:
+        """``def random_flip(images, p, seed)`` whose one random operator takes ``seed=seed``:
+        each call of it in pipeline mode made an operator seeded by its own argument, so each
+        call gets an RNG of its own, seeded by that argument (``seeded_call_rngs``)."""
+        if self.nested or len(self.random_calls) != 1:
+            return None
+        seed = keyword_values(self.random_calls[0].node).get("seed")
+        params = [p.name.value for p in [*self.function.params.posonly_params, *self.function.params.params]]
+        return seed.value if isinstance(seed, cst.Name) and seed.value in params else None
+
+    def seed_argument(self, call: cst.Call) -> cst.BaseExpression | None:
+        """What ``call`` gives the helper's seed parameter (its default where it gives none)."""
+        params = [*self.function.params.posonly_params, *self.function.params.params]
+        position = next(i for i, p in enumerate(params) if p.name.value == self.seed_param)
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if position < len(positional):
+            return positional[position].value
+        given = keyword_values(call).get(self.seed_param)
+        return given if given is not None else params[position].default
 
 
 def nested_functions(graph_function: cst.FunctionDef) -> list[cst.FunctionDef]:
@@ -218,9 +241,10 @@ def why_not(helper: Helper, not_called: set[str] = frozenset()) -> str | None:
             return f"`{call.qualname}` is not in the op table"
         if op.is_reader or op.fn in ("external_source", "python_function"):
             return f"it calls `fn.{op.fn}`, which must stay in the graph"
-        if op.random and not helper.nested and any(a.keyword and a.keyword.value == "seed" for a in call.node.args):
-            return (f"its `fn.{op.fn}` has a `seed=` of its own, which each call of the helper repeats in "
-                    "pipeline mode; move it into the graph")
+        if (op.random and not helper.nested and helper.seed_param is None
+                and any(a.keyword and a.keyword.value == "seed" for a in call.node.args)):
+            return (f"its `fn.{op.fn}` has a `seed=` of its own that is not one of the helper's parameters, "
+                    "or next to other random operators; move it into the graph")
     if (helper.takes_rng or helper.takes_batch_size) and helper.function.name.value in not_called:
         return ("it draws from its caller's RNG, so it must only be called by name (it is also passed "
                 "around as a value)")
@@ -249,8 +273,26 @@ def find_helpers(facts: ModuleFacts, module: cst.Module) -> HelperUses | None:
     _mark_random_parameters(helpers)
     references = _References(set(helpers))
     walk(module, references)
-    return HelperUses(helpers, {name: why_not(helper, references.not_called) for name, helper in helpers.items()},
-                      {name: set(found) for name, found in references.found.items()})
+    reasons = {name: why_not(helper, references.not_called) for name, helper in helpers.items()}
+    graphs = {id(g.node) for g in facts.graphs}
+    for name, helper in helpers.items():
+        if helper.seed_param is not None and reasons[name] is None:
+            reasons[name] = _why_not_seeded(helper, references.found.get(name, []), graphs, helpers)
+    return HelperUses(helpers, reasons, {name: set(found) for name, found in references.found.items()})
+
+
+def _why_not_seeded(helper: Helper, uses: list[tuple[cst.FunctionDef, ...]], graphs: set[int],
+                    helpers: dict[str, Helper]) -> str | None:
+    """Each call of a seeded helper gets its RNG from the graph that calls it: only graphs may
+    call it, and it may pass its RNG to no other helper."""
+    uses = [where for where in uses if where != (helper.function,)]  # its own definition
+    if any(len(where) != 1 or id(where[0]) not in graphs for where in uses):
+        return "its random operator has a `seed=` of its own, and something else than a graph calls it"
+    if _called(helper.function, set(helpers) - {helper.function.name.value}):
+        return "its random operator has a `seed=` of its own, and it calls other helpers"
+    if helper.seed_param in scope_names([helper.function.body]).bound:
+        return f"its random operator's `seed=` reads `{helper.seed_param}`, which it rebinds"
+    return None
 
 
 def plan_helpers(plans: list, uses: HelperUses | None) -> dict[str, Helper]:
@@ -303,12 +345,24 @@ class RandomHelpers:
             op_plan.call_rngs[id(call.node)] = rng
             op_plan.call_batch_sizes[id(call.node)] = batch_size
 
+    def seeded_call_rngs(self, function: cst.FunctionDef, taken: set[str]) -> dict[int, tuple[str, cst.BaseExpression]]:
+        """For each call of a seeded helper in ``function`` (a graph): a fresh RNG name and the
+        seed the call gives."""
+        found = {}
+        for call in calls_named(function, {n for n, h in self.by_name.items() if h.seed_param is not None}):
+            helper = self.by_name[call.func.value]
+            found[id(call)] = (unique_name(f"{call.func.value}_rng", taken), helper.seed_argument(call))
+            taken.add(found[id(call)][0])
+        return found
+
     def is_call(self, call: cst.Call) -> bool:
         return isinstance(call.func, cst.Name) and call.func.value in self.by_name
 
-    def given_caller_rng(self, call: cst.Call, caller: tuple[str, str] | None) -> cst.Call:
+    def given_caller_rng(self, call: cst.Call, caller: tuple[str, str] | None,
+                         own_rng: str | None = None) -> cst.Call:
         """``augment(images)`` -> ``augment(images, batch_size=batch_size, rng=rng)`` with the
-        caller's names (``caller``: its batch size and RNG)."""
+        caller's names (``caller``: its batch size and RNG); ``own_rng``: the RNG made for this
+        call of a seeded helper (``seeded_call_rngs``)."""
         helper = self.by_name[call.func.value]
         if caller is None:  # a caller that stays in pipeline mode: planning blocked its graphs
             return call
@@ -317,7 +371,7 @@ class RandomHelpers:
         if helper.takes_batch_size:
             args = append_keyword(args, batch_size, cst.Name(caller[0]))
         if helper.takes_rng:
-            args = append_keyword(args, rng, cst.Name(caller[1]))
+            args = append_keyword(args, rng, cst.Name(own_rng or caller[1]))
         return call.with_changes(args=args)
 
     def with_parameters(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:

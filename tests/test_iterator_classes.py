@@ -110,3 +110,10 @@ def test_a_branch_without_else_keeps_the_pipeline():
     result = migrate(PIPELINES + WRAPPER + loader)
     assert all(reasons for _, reasons in result.pipelines)
     assert result.new_source is None or b"class Wrapper(DALIGenericIterator)" in result.new_source
+
+
+def test_a_subclass_that_only_renames_the_iterator_derives_from_the_loader():
+    renamed = "class Wrapper(DALIGenericIterator):\n    pass\n\n\n"
+    result = migrate(PIPELINES + renamed + LOADER)
+    assert [reasons for _, reasons in result.pipelines] == [[], []]
+    assert "class Wrapper(DALITorchLoader):\n    pass" in result.new_source.decode()

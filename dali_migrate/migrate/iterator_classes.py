@@ -55,10 +55,16 @@ def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     for statement in node.body.body:
         if isinstance(statement, cst.FunctionDef):
             methods[statement.name.value] = statement
-        elif not _is_docstring(statement):
+        elif not _is_docstring(statement) and not _is_pass(statement):
             code = cst.Module([]).code_for_node(statement).strip().splitlines()[0]
             raise NotMigratable(f"`{node.name.value}` has more than methods in its body (`{code}`)")
     return methods
+
+
+def _is_pass(statement: cst.BaseStatement) -> bool:
+    """``pass`` or ``...``: a class that only renames DALI's iterator."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Pass) or isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis) for s in statement.body)
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:

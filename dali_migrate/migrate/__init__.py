@@ -90,6 +90,8 @@ class Migrator(Transformer):
         self.comment_carriers: set[int] = set()  # removed statements whose comments stay
         self.batch_size_reads: set[int] = set()  # ``Pipeline.current().max_batch_size``
         self.dropped_statements: set[int] = set()  # graph statements that named the current pipeline
+        self.hoisted: set[int] = set()  # graph lines that run where the ``with`` was (plan.hoisted)
+        self.hoisted_lines: dict[int, list[cst.BaseStatement]] = {}  # id(graph) -> those lines, rewritten
         self.op_plan = OpRewritePlan(ndd_alias, "batch_size", None, numpy_alias=call_sites.numpy_alias)
         self.random_helpers = RandomHelpers(helpers or {})
         self.seeded_calls: dict[int, str] = {}  # id(call of a seeded helper) -> the RNG made for it
@@ -121,7 +123,8 @@ class Migrator(Transformer):
         self.seeded_calls.update({call: rng for call, (rng, _) in names.helper_rngs.items()})
         self.functions[id(plan.function)] = (plan, names)
         self.batch_size_reads |= plan.batch_size_reads
-        self.dropped_statements |= plan.dropped_statements
+        self.dropped_statements |= plan.dropped_statements | set(plan.hoisted)
+        self.hoisted |= set(plan.hoisted)
         replaced = {id(s.call.node) for s in plan.sources}  # rewritten whole, with their statement
         for call in plan.calls:
             if id(call.node) in replaced:
@@ -236,9 +239,22 @@ class Migrator(Transformer):
             return self.random_helpers.with_parameters(original_node, updated_node)
         plan, names = entry
         self.local_renames = {}
-        return migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs)
+        function = migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs)
+        hoisted = self.hoisted_lines.get(id(original_node))
+        if not hoisted:
+            return function
+        # what set state outside the graph runs where the ``with`` was, as it did in pipeline mode
+        above = list(function.leading_lines)
+        while above and above[0].comment is None:  # the blank lines were for the ``def``
+            above.pop(0)
+        first = hoisted[0].with_changes(leading_lines=[*above, *hoisted[0].leading_lines])
+        spaced = function.with_changes(leading_lines=[cst.EmptyLine(indent=False)])  # as black spaces a ``def``
+        return cst.FlattenSentinel([first, *hoisted[1:], spaced])
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
+        if id(original_node) in self.hoisted:  # it goes before the generator's ``def``
+            graph = next(f for f in reversed(self.function_stack) if f in self.functions)
+            self.hoisted_lines.setdefault(graph, []).append(updated_node)
         if id(original_node) in self.dropped_statements:  # migrate_function drops it, keeping indices
             self.migrated_ifs[id(updated_node)] = []
             return updated_node

@@ -97,6 +97,9 @@ class PipelinePlan:
     fixed_params: set[str] = field(default_factory=set)
     # graph locals named like a generator parameter (``seed = random.randint(...)``) -> new name
     renamed: dict[str, str] = field(default_factory=dict)
+    # a ``with pipe:`` graph's first lines that set state outside it (``self.length = ...``) and
+    # those before them: they run where the ``with`` was, before the generator's ``def`` (ids)
+    hoisted: list[int] = field(default_factory=list)
 
     @property
     def migratable(self) -> bool:
@@ -356,7 +359,8 @@ def _check_generator_names(plan: PipelinePlan) -> None:
     """The generator takes ``batch_size=``, ``seed=``, ... as parameters and reads them for its
     reader, RNG and context: a graph that binds one of those names itself would change what they
     read, and one that reads it from the module would read the parameter instead."""
-    body = [s for s in plan.function.body.body if id(s) not in plan.dropped_statements]
+    # lines moved before the generator (plan.hoisted) read the names around it, as they did
+    body = [s for s in plan.function.body.body if id(s) not in plan.dropped_statements | set(plan.hoisted)]
     graph = plan.function.with_changes(body=plan.function.body.with_changes(body=body))
     local = function_locals(graph)
     # ``batch_size = Pipeline.current().max_batch_size`` is dropped, and what reads it reads the parameter
@@ -421,6 +425,28 @@ def nested_scopes(function: cst.FunctionDef) -> list[cst.CSTNode]:
 def _scope_params(node: cst.CSTNode) -> list[cst.Param]:
     params = getattr(node, "params", None)
     return all_params(params) if isinstance(params, cst.Parameters) else []
+
+
+def _plain_prefix(plan: PipelinePlan, operator_calls: set[int]) -> list[cst.BaseStatement]:
+    """The first lines of a ``with pipe:`` graph (not a converted subclass) that build nothing
+    and bind names the rest does not rebind: moved before the generator, they run where the
+    ``with`` was, as in pipeline mode, and the generator reads what they bind."""
+    from .normalize import SYNTHETIC_DECORATOR
+
+    decorator = plan.graph.decorator.decorator if plan.graph.decorator is not None else None
+    decorator = decorator.func if isinstance(decorator, cst.Call) else decorator
+    if plan.subclass is not None or not (isinstance(decorator, cst.Name) and decorator.value == SYNTHETIC_DECORATOR):
+        return []
+    body = list(plan.function.body.body)
+    prefix = []
+    for index, statement in enumerate(body):
+        if (not isinstance(statement, cst.SimpleStatementLine) or operator_calls & node_ids(statement)
+                or set(plan.constants) & node_ids(statement) or id(statement) in plan.dropped_statements
+                or any(isinstance(small, (cst.Return, cst.Global, cst.Nonlocal)) for small in statement.body)
+                or scope_names([statement]).bound & scope_names(body[index + 1:]).bound):
+            break
+        prefix.append(statement)
+    return prefix
 
 
 def _check_op_seeds(plan: PipelinePlan) -> None:
@@ -690,6 +716,12 @@ def _check_outside_state(plan: PipelinePlan) -> None:
     finder = _OutsideState(local)
     walk(plan.function.body, finder)
     operator_calls = {id(call.node) for call in plan.calls}
+    prefix = _plain_prefix(plan, operator_calls)
+    outside = [node for node in finder.found if not operator_calls & node_ids(node)]
+    in_prefix = [next((k for k, s in enumerate(prefix) if id(node) in node_ids(s)), None) for node in outside]
+    if outside and None not in in_prefix:  # all of it runs where the ``with`` was, as in pipeline mode
+        plan.hoisted = [id(s) for s in prefix[:max(in_prefix) + 1]]
+        return
     for node in finder.found:
         shown = cst.Module([]).code_for_node(node).strip().splitlines()[0]
         if operator_calls & node_ids(node):  # ``self.labels = fn...``: a graph node kept on the object
@@ -1099,6 +1131,12 @@ class _StrayReferenceFinder(Visitor):
                 self.found.context[id(node)] = _use_context(self.stack)
         if isinstance(node, cst.Attribute) and dotted_name(node) in self.names:  # ``pipelines.train``
             self.found.setdefault(dotted_name(node), []).append(node)
+            return False
+        held = f"self.{node.attr.value}" if isinstance(node, cst.Attribute) else ""
+        if held in self.names and not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+            # ``data.pipe.run()`` outside the class that holds ``self.pipe``: not rewritten with it
+            self.found.setdefault(held, []).append(node)
+            self.found.context[id(node)] = _use_context(self.stack)
             return False
         if isinstance(node, cst.Attribute):
             self.accounted.add(id(node.attr))  # ``data.pipe`` reads an attribute, not the variable

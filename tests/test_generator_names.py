@@ -115,3 +115,28 @@ def test_a_graph_binding_a_generator_name_is_renamed_and_gives_the_same_data(tmp
         assert done.returncode == 0, done.stderr[-2000:]
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] == "[10, 11]\n[10, 11]\n"
+
+
+def test_a_with_graph_reading_its_functions_seed_keeps_the_pipeline():
+    """`def make(seed): ... with pipe: fn.random.uniform(seed=seed)`: the generator's own
+    `seed=None` parameter would hide the function's `seed` (the draws stopped repeating for
+    equal seeds, reported migrated)."""
+    source = '''from nvidia.dali import fn
+from nvidia.dali.pipeline import Pipeline
+
+
+def make(seed):
+    pipe = Pipeline(batch_size=3, num_threads=1, device_id=None)
+    with pipe:
+        x = fn.random.uniform(range=[0.0, 1.0], seed=seed)
+        pipe.set_outputs(x)
+    return pipe
+
+
+pipe = make(1)
+pipe.build()
+print(pipe.run())
+'''
+    result = migrate_source(source.encode(), "make.py", Config())
+    [(_, reasons)] = result.pipelines
+    assert reasons and reasons[0].startswith("the graph reads `seed` from outside it")

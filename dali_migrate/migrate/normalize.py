@@ -50,7 +50,8 @@ from .subclass import (
 # Bound to ``nvidia.dali.pipeline_def`` for the analysis of the normalized module only. It never
 # reaches the output: a migrated graph loses the decorator, and a graph that cannot be migrated
 # is left in its original ``with`` form.
-SYNTHETIC_DECORATOR = "__dali_migrate_pipeline_def__"
+SYNTHETIC_DECORATOR = "__dali_migrate_pipeline_def__"  # a ``with pipe:`` graph in decorator form
+SYNTHETIC_CLASS_DECORATOR = "__dali_migrate_class_pipeline_def__"  # a converted ``Pipeline`` subclass
 
 
 @dataclass
@@ -85,6 +86,7 @@ class NormalizedModule:
     def imports(self) -> ImportTable:
         table = import_table(self.module)
         table.names[SYNTHETIC_DECORATOR] = PIPELINE_DEF
+        table.names[SYNTHETIC_CLASS_DECORATOR] = PIPELINE_DEF
         table.names[SYNTHETIC_FN] = "nvidia.dali.fn"
         return table
 
@@ -487,10 +489,10 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
             if local_base is not None:
                 derived.setdefault(local_base, []).append(statement)
                 derived_names.add(statement.name.value)
-                subclass = convert(_merged(statement, local_base, bases), imports, load_op_table(), SYNTHETIC_DECORATOR)
+                subclass = convert(_merged(statement, local_base, bases), imports, load_op_table(), SYNTHETIC_CLASS_DECORATOR)
             else:
                 bases[statement.name.value] = statement
-                subclass = convert(statement, imports, load_op_table(), SYNTHETIC_DECORATOR)
+                subclass = convert(statement, imports, load_op_table(), SYNTHETIC_CLASS_DECORATOR)
         except NotConvertible as reason:
             reasons[id(anchor)] = [Blocker("DM002", anchor, f"`{statement.name.value}` not migrated: {reason}")]
             continue

@@ -435,7 +435,7 @@ def _plain_prefix(plan: PipelinePlan, operator_calls: set[int]) -> list[cst.Base
 
     decorator = plan.graph.decorator.decorator if plan.graph.decorator is not None else None
     decorator = decorator.func if isinstance(decorator, cst.Call) else decorator
-    if plan.subclass is not None or not (isinstance(decorator, cst.Name) and decorator.value == SYNTHETIC_DECORATOR):
+    if not (isinstance(decorator, cst.Name) and decorator.value == SYNTHETIC_DECORATOR):  # not a converted class
         return []
     body = list(plan.function.body.body)
     prefix = []
@@ -474,13 +474,13 @@ def _reads_its_own_parameter(plan: PipelinePlan, name: str) -> bool:
     subclass read ``self.batch_size`` there; or every call gives the pipeline that very name
     (``@pipeline_def(batch_size=batch_size)``, or ``p(batch_size=batch_size)`` at each call:
     ``block_hidden_module_reads`` checks that no function around a call binds it)."""
-    from .normalize import SYNTHETIC_DECORATOR
+    from .normalize import SYNTHETIC_CLASS_DECORATOR
 
     default = plan.pipeline_args.get(name)
     decorator = plan.graph.decorator.decorator if plan.graph.decorator is not None else None
     decorator = decorator.func if isinstance(decorator, cst.Call) else decorator
-    if default is None and isinstance(decorator, cst.Name) and decorator.value == SYNTHETIC_DECORATOR:
-        return True
+    if default is None and isinstance(decorator, cst.Name) and decorator.value == SYNTHETIC_CLASS_DECORATOR:
+        return True  # a converted subclass's ``self.batch_size``, read as the generator's own
     for call in plan.factory_calls:  # (none here: importers are checked against fixed_params)
         given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), default)
         if not (isinstance(given, cst.Name) and given.value == name):

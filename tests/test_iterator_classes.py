@@ -117,3 +117,75 @@ def test_a_subclass_that_only_renames_the_iterator_derives_from_the_loader():
     result = migrate(PIPELINES + renamed + LOADER)
     assert [reasons for _, reasons in result.pipelines] == [[], []]
     assert "class Wrapper(DALITorchLoader):\n    pass" in result.new_source.decode()
+
+
+LIGHTNING = '''import torch
+from nvidia.dali import fn, pipeline_def, types
+from nvidia.dali.plugin.pytorch import DALIClassificationIterator, LastBatchPolicy
+
+IMAGES = {images!r}
+
+
+@pipeline_def
+def mnist_pipeline(shard_id=0, num_shards=1):
+    jpegs, labels = fn.readers.file(file_root=IMAGES, shard_id=shard_id, num_shards=num_shards,
+                                    random_shuffle=False, name="Reader")
+    images = fn.decoders.image(jpegs, device="cpu", output_type=types.GRAY)
+    images = fn.resize(images, resize_x=8, resize_y=8)
+    images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, std=[255.0], output_layout="CHW")
+    labels = labels.gpu() if False else labels
+    return images, labels
+
+
+class LightningWrapper(DALIClassificationIterator):
+    def __init__(self, *kargs, **kvargs):
+        super().__init__(*kargs, **kvargs)
+
+    def __next__(self):
+        out = super().__next__()
+        # DDP is used so only one pipeline per process
+        out = out[0]
+        return [out[k] if k != "label" else torch.squeeze(out[k]) for k in self.output_map]
+
+
+class DALILitMNIST:
+    def setup(self, stage=None):
+        device_id = None
+        shard_id = 0
+        mnist_pipe = mnist_pipeline(batch_size=4, num_threads=2, device_id=device_id, shard_id=shard_id, num_shards=1)
+        self.train_loader = LightningWrapper(mnist_pipe, reader_name="Reader", last_batch_policy=LastBatchPolicy.PARTIAL)
+
+    def train_dataloader(self):
+        return self.train_loader
+
+
+if __name__ == "__main__":
+    module = DALILitMNIST()
+    module.setup()
+    for epoch in range(2):
+        for x, y in module.train_dataloader():
+            print(epoch, tuple(x.shape), y.tolist(), round(float(x.sum()), 3))
+'''
+
+
+def test_dalis_lightning_wrapper_over_the_classification_iterator_runs_as_before(tmp_path):
+    """DALI's PyTorch Lightning example: `LightningWrapper(DALIClassificationIterator)` with
+    `*kargs, **kvargs` and `self.output_map` in `__next__`."""
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    from conftest import FIXTURES
+
+    source = LIGHTNING.format(images=str((FIXTURES / "data" / "images").resolve()))
+    result = migrate(source)
+    assert [reasons for _, reasons in result.pipelines] == [[]]
+    code = result.new_source.decode()
+    assert "class LightningWrapper(DALITorchLoader):" in code and 'output_map=["data", "label"]' in code
+    printed = []
+    for name, text in (("original.py", source), ("migrated.py", code)):
+        (tmp_path / name).write_text(text)
+        done = subprocess.run([sys.executable, name], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        printed.append(done.stdout)
+    assert printed[0] == printed[1] and printed[0].count("\n") == 6

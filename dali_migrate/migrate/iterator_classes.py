@@ -26,7 +26,8 @@ from ..imports import dotted_name
 from ..visitors import Visitor, walk
 from .reader_meta import NotMigratable
 
-PYTORCH_ITERATOR = "nvidia.dali.plugin.pytorch.DALIGenericIterator"
+PYTORCH_ITERATORS = frozenset({"nvidia.dali.plugin.pytorch.DALIGenericIterator",
+                               "nvidia.dali.plugin.pytorch.DALIClassificationIterator"})
 # what DALI's iterator and DALITorchLoader both have, meaning the same
 SHARED_ATTRIBUTES = frozenset({"batch_size", "_size", "size", "output_map", "reset"})
 SHARED_METHODS = frozenset({"__init__", "__next__", "__iter__", "__len__", "reset"})
@@ -37,9 +38,9 @@ ITERATOR_PUBLIC = frozenset({"reset", "size", "batch_size", "output_map", "check
 def check_iterator_class(node: cst.ClassDef, base: str, module: cst.Module) -> None:
     """NotMigratable unless ``node`` (deriving from ``base``) can derive from DALITorchLoader."""
     name = node.name.value
-    if base != PYTORCH_ITERATOR:
+    if base not in PYTORCH_ITERATORS:
         raise NotMigratable(f"`{name}` subclasses `{base.rsplit('.', 1)[-1]}`; only subclasses of PyTorch's "
-                            "`DALIGenericIterator` are migrated")
+                            "`DALIGenericIterator` and `DALIClassificationIterator` are migrated")
     if node.decorators or node.keywords:
         raise NotMigratable(f"`{name}` has class decorators or keywords")
     methods = _methods(node)
@@ -73,21 +74,25 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
 
 
 def _check_forwarding_init(name: str, init: cst.FunctionDef) -> None:
-    """``def __init__(self, pipe, **kwargs): super().__init__(pipe, **kwargs)``: each parameter
-    passed on as it came, so that the call binds as DALI's iterator binds it."""
+    """``def __init__(self, pipe, **kwargs): super().__init__(pipe, **kwargs)`` (or ``*args,
+    **kwargs``, as DALI's Lightning example writes it): each parameter passed on as it came, so
+    that the call binds as DALI's iterator binds it."""
     params = init.params
     positional = [p.name.value for p in params.params]
+    star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
     if (positional[:1] != ["self"] or params.posonly_params or params.kwonly_params or params.star_kwarg is None
-            or isinstance(params.star_arg, cst.Param) or any(p.default is not None for p in params.params)):
+            or any(p.default is not None for p in params.params)):
         raise NotMigratable(f"`{name}.__init__` must take `self`, its positional parameters without defaults "
-                            "and `**kwargs`, and pass them on to `super().__init__`")
+                            "(or `*args`) and `**kwargs`, and pass them on to `super().__init__`")
     body = [s for s in init.body.body if not _is_docstring(s)]
     call = _super_call(body[0]) if body else None
     forwarded = [dotted_name(a.value) for a in call.args if not a.star and a.keyword is None] if call else []
+    single = [dotted_name(a.value) for a in call.args if a.star == "*"] if call else []
     double = [a for a in call.args if a.star == "**"] if call else []
     if (call is None or call.func.attr.value != "__init__" or forwarded != positional[1:]
+            or single != ([star] if star else [])
             or len(double) != 1 or dotted_name(double[0].value) != params.star_kwarg.name.value
-            or len(call.args) != len(forwarded) + 1):
+            or len(call.args) != len(forwarded) + len(single) + 1):
         raise NotMigratable(f"`{name}.__init__` must begin with `super().__init__(...)` passing on its own "
                             "parameters and `**kwargs` unchanged")
 

@@ -236,7 +236,9 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
         if _literal(bound.get("last_batch_padded")) not in (None, False):
             renamed["last_batch_padded"] = keyword_arg("last_batch_padded", bound["last_batch_padded"])
     added = [keyword_arg("batch_size", _batch_size(plan, factory_call))]
-    if "output_map" not in parameters:
+    if "output_map" not in parameters and site.detail:  # a subclass passes what it is given on
+        added.insert(0, keyword_arg("output_map", _output_map_node(bound, outputs)))
+    elif "output_map" not in parameters:
         added.insert(0, cst.Arg(_output_map_node(bound, outputs)))
     loader = site.node.with_changes(func=cst.Name(class_name), args=_new_args(site.node, parameters, renamed, added))
     return realigned(loader, bracket_moved([site.node.func], [loader.func]))

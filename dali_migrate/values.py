@@ -427,7 +427,17 @@ class ValueModel(ast.NodeVisitor):
         receiver = self.value(node.value)
         spelled = _dotted(node)
         self._check_attribute(node, receiver)
-        return self.attributes.get(spelled) if spelled else None
+        if spelled in self.attributes:
+            return self.attributes[spelled]
+        return self._held_by_an_object(node)
+
+    def _held_by_an_object(self, node: ast.Attribute) -> Value | None:
+        """``data.pipe`` where a class holds a migrated pipeline as ``self.pipe``: the same
+        generator, read through one of its objects (the audit must see ``data.pipe.run()``)."""
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return None
+        held = self.attributes.get(f"self.{node.attr}")
+        return held if held is not None and held.kind in (GENERATOR, META_FIRST) else None
 
     def _check_attribute(self, node: ast.Attribute, receiver: Value | None) -> None:
         if receiver is None or receiver.kind == MAYBE:

@@ -92,3 +92,17 @@ def test_a_pipeline_read_from_another_object_keeps_it():
     result = migrate_source(source.encode(), "datapipe.py", Config())
     [(_, reasons)] = result.pipelines
     assert "`dp.pipe` is used as a value in `dp.pipe.run()`" in reasons[0]
+
+
+def test_the_audit_sees_a_generator_read_through_an_object():
+    """The second net: `check` (and so the audit of every migrated file) reports `.run()` on a
+    migrated generator that a class holds as `self.pipe`, read as `data.pipe`."""
+    from dali_migrate.engine import check_source
+
+    source = (b"import nvidia.dali.experimental.dynamic as ndd\n\n\nclass Data:\n    def __init__(self, root):\n"
+              b"        def pipe_outputs(*, batch_size=2):\n            reader = ndd.readers.File(file_root=root)\n"
+              b"            for jpegs, labels in reader.next_epoch(batch_size=batch_size):\n"
+              b"                yield (labels,)\n\n        self.pipe = pipe_outputs()\n\n\n"
+              b"data = Data('x')\nprint(data.pipe.run())\n")
+    found = check_source(source, "data.py", Config())
+    assert [(d.code, d.line) for d in found.diagnostics] == [("DM021", 15)]

@@ -73,3 +73,17 @@ def covered_by_todo(lines: list[str], line: int) -> bool:
                 return True
             depth = _indent(text)
     return False
+
+
+def printed_by(folder: Path, **programs: str) -> dict[str, str]:
+    """What each program (name -> source) prints, run from ``folder``; each must succeed."""
+    import subprocess
+    import sys
+
+    printed = {}
+    for name, source in programs.items():
+        (folder / f"{name}.py").write_text(source)
+        done = subprocess.run([sys.executable, f"{name}.py"], cwd=folder, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        printed[name] = done.stdout
+    return printed

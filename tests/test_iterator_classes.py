@@ -172,20 +172,12 @@ def test_dalis_lightning_wrapper_over_the_classification_iterator_runs_as_before
     """DALI's PyTorch Lightning example: `LightningWrapper(DALIClassificationIterator)` with
     `*kargs, **kvargs` and `self.output_map` in `__next__`."""
     pytest.importorskip("torch")
-    import subprocess
-    import sys
-
-    from conftest import FIXTURES
+    from conftest import FIXTURES, printed_by
 
     source = LIGHTNING.format(images=str((FIXTURES / "data" / "images").resolve()))
     result = migrate(source)
     assert [reasons for _, reasons in result.pipelines] == [[]]
     code = result.new_source.decode()
     assert "class LightningWrapper(DALITorchLoader):" in code and 'output_map=["data", "label"]' in code
-    printed = []
-    for name, text in (("original.py", source), ("migrated.py", code)):
-        (tmp_path / name).write_text(text)
-        done = subprocess.run([sys.executable, name], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-        printed.append(done.stdout)
-    assert printed[0] == printed[1] and printed[0].count("\n") == 6
+    printed = printed_by(tmp_path, original=source, migrated=code)
+    assert printed["original"] == printed["migrated"] and printed["original"].count("\n") == 6

@@ -5,10 +5,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+
+from conftest import printed_by
 
 from dali_migrate.config import Config
 from dali_migrate.engine import migrate_source
@@ -60,21 +59,14 @@ FIRST = ("            source = Windows(n, self.batch_size)\n"
          "            self.pipe.set_outputs(data * 2.0)")
 
 
-def _run(path) -> str:
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
 def test_the_first_lines_run_where_the_with_was_and_the_program_prints_the_same(tmp_path):
     source = DATAPIPE.format(graph=FIRST)
     result = migrate_source(source.encode(), "datapipe.py", Config())
     assert [reasons for _, reasons in result.pipelines] == [[]]
     code = result.new_source.decode()
     assert code.index("self.length = len(source)") < code.index("def pipe_outputs(") < code.index("self.pipe = ")
-    (tmp_path / "original.py").write_text(source)
-    (tmp_path / "migrated.py").write_text(code)
-    assert _run(tmp_path / "migrated.py") == _run(tmp_path / "original.py") == (
+    printed = printed_by(tmp_path, original=source, migrated=code)
+    assert printed["migrated"] == printed["original"] == (
         "len 3\n[[0.0, 0.0], [2.0, 2.0]]\n[[4.0, 4.0], [6.0, 6.0]]\n[[8.0, 8.0], [10.0, 10.0]]\n")
 
 

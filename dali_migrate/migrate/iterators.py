@@ -200,8 +200,10 @@ def _batch_size(plan, factory_call: cst.Call) -> cst.BaseExpression:
     if plan.imported and "batch_size" not in given and not isinstance(value, cst.Integer):
         raise NotMigratable("pass `batch_size=` where the pipeline is created: its default is a name of "
                             "the module that defines it")
-    # the loader is created where the pipeline is, so a name or attribute means the same there
-    plain = (cst.Integer, cst.Name, cst.Attribute) if "batch_size" in given else (cst.Integer, cst.Name)
+    # the loader is created where the pipeline is, so a name or attribute means the same there;
+    # so does the object's own ``self.batch_size`` that a ``with self.pipe:`` graph was given
+    on_self = (dotted_name(value) or "").startswith("self.")
+    plain = (cst.Integer, cst.Name, cst.Attribute) if "batch_size" in given or on_self else (cst.Integer, cst.Name)
     if not isinstance(value, plain) or isinstance(value, cst.Attribute) and dotted_name(value) is None:
         raise NotMigratable("give the pipeline's `batch_size=` as a name or an integer")
     return value
@@ -373,9 +375,11 @@ class TorchLoaders:
         except NotMigratable:
             return True  # ``size=int(pipe.epoch_size("Reader") / world_size)``: counted all the same
 
-    def replace(self, site: Site, factory_call: cst.Call, meta: str | None, sized: bool = False) -> cst.BaseExpression:
+    def replace(self, site: Site, factory_call: cst.Call, meta: str | None, sized: bool = False,
+                elsewhere: bool = False) -> cst.BaseExpression:
+        """``elsewhere``: the pipeline is made in another method than the iterator."""
         try:
-            if meta is not None and meta.startswith("self."):
+            if elsewhere or meta is not None and meta.startswith("self."):
                 _check_readable_from_another_method(_batch_size(self.plan, factory_call))
             class_name = self.jax_class_name if is_jax(site) else self.class_name
             if site.detail:  # a call of the project's own subclass: it derives from the loader instead

@@ -914,7 +914,8 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
         plan.block("DM013", plan.function, "checkpointing a pipeline with `external_source`: ndd keeps no "
                                            "state of the source; save its position yourself")
     for site in facts.pipeline_method_calls:
-        if site.origin in plan.pipe_vars and site.detail == "reset" and plan.sources:
+        if (site.origin in plan.pipe_vars and site.detail == "reset" and plan.sources
+                and not _epochs_end_at_sources(site.origin, plan, facts)):
             plan.block("DM003", site.node, f"`{site.name}.reset()` starts the sources' next epoch after they "
                                            "ended one: needs a manual migration")
         elif site.origin in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
@@ -1005,6 +1006,27 @@ def block_shared_variables(plans: list[PipelinePlan], facts: ModuleFacts) -> Non
                     plan.block("DM003", plan.function, f"`{spelled(var)}` also holds {held}, which is not migrated")
                     changed = True
                     break
+
+
+def _epochs_end_at_sources(var: str, plan: PipelinePlan, facts: ModuleFacts) -> bool:
+    """``pipe.reset()`` before each epoch of a framework iterator that ends its epochs where the
+    sources stop (PhysicsNeMo's ``__iter__``): the migrated generator yields None there and goes
+    on with the sources' next epoch, as the reset made DALI do; nothing runs the pipeline by hand
+    (iterators.py and reader_meta.py check the iterators themselves)."""
+    from ..analysis import RUN_METHODS, iterated_pipeline
+    from .iterators import PARAMETERS, NotMigratable, _bind, _literal
+
+    if plan.readers or any(s.origin == var and s.detail in RUN_METHODS for s in facts.pipeline_method_calls):
+        return False
+    sites = [s for s in facts.iterator_uses if facts.key_of(iterated_pipeline(s.node)) == var]
+    for site in sites:
+        try:
+            bound = _bind(site.node, PARAMETERS[site.name]) if site.name in PARAMETERS else None
+            if bound is None or _literal(bound.get("reader_name")) is not None or _literal(bound.get("size")) not in (None, -1):
+                return False
+        except NotMigratable:
+            return False
+    return bool(sites)
 
 
 def _method_reason(site) -> str:

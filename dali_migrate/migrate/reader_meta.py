@@ -94,7 +94,8 @@ class Loaders(Protocol):
     def counts_size(self, site: Site) -> bool:
         """The iterator's epochs are its ``size=`` samples."""
 
-    def replace(self, site: Site, factory_call: cst.Call, meta: str) -> cst.BaseExpression: ...
+    def replace(self, site: Site, factory_call: cst.Call, meta: str, sized: bool = False,
+                elsewhere: bool = False) -> cst.BaseExpression: ...
 
 
 def meta_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
@@ -221,10 +222,11 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         # there, `var` may hold another pipeline too: each plan rewrites the site alike (checked after)
         for site, factory_call in [(s, c) for s in [*sites, *loader_sites] for c in bindings[id(s)]]:
             if site in loader_sites and loaders.ends_at_sources(site):
-                _epochs_from_sources(plan, site, factory_call, rewrites, loaders, facts, var)
+                _epochs_from_sources(plan, site, factory_call, rewrites, loaders, facts, var, on_self)
                 continue
             if site in loader_sites and loaders.counts_size(site):  # ``size=``: no metadata needed
-                rewrites.rewrite(site, loaders.replace(site, factory_call, None, sized=True), loader=True)
+                rewrites.rewrite(site, loaders.replace(site, factory_call, None, sized=True, elsewhere=on_self),
+                                 loader=True)
                 rewrites.sized = True
                 continue
             if site in loader_sites:
@@ -252,7 +254,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
 
 
 def _epochs_from_sources(plan, site: Site, factory_call: cst.Call, rewrites: ReaderMetaRewrites, loaders,
-                         facts: ModuleFacts, var: str) -> None:
+                         facts: ModuleFacts, var: str, elsewhere: bool = False) -> None:
     """``var = graph(..., mark_epoch_ends=True)``: the generator yields None where its sources
     end an epoch, and the loader ends the epoch there."""
     if plan.imported:
@@ -260,7 +262,7 @@ def _epochs_from_sources(plan, site: Site, factory_call: cst.Call, rewrites: Rea
                             "is migrated in its own module without knowing that")
     if any(s.origin == var for s in facts.pipeline_method_sites(RUN_METHODS)):
         raise NotMigratable(f"`{spelled(var)}` is also run by hand: the iterator's epochs end where its sources stop")
-    rewrites.rewrite(site, loaders.replace(site, factory_call, None), loader=True)
+    rewrites.rewrite(site, loaders.replace(site, factory_call, None, elsewhere=elsewhere), loader=True)
     plan.marks_epoch_ends = True
     rewrites.epoch_end_calls.add(id(factory_call))
 

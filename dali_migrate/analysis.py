@@ -832,7 +832,19 @@ def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: I
                   imported_pipelines: frozenset[str] = frozenset()) -> ModuleFacts:
     """``imported_pipelines``: names (``train_pipe``, ``pipelines.train_pipe``) that stand for
     pipeline functions another module of the project defines."""
+    facts = _collected(module, optable, imports, imported_pipelines, {})
+    methods = {name: key for name, key in facts.pipeline_helpers.items() if name.startswith("self.")}
+    if methods:  # ``self.pipe = self._create_pipeline()`` in ``__init__``, above that method: once more
+        facts = _collected(module, facts.optable, facts.imports, imported_pipelines, methods)
+    return facts
+
+
+def _collected(module: cst.Module, optable: OpTable | None, imports: ImportTable | None,
+               imported_pipelines: frozenset[str], known_helpers: dict[str, str]) -> ModuleFacts:
+    """One pass of the collector; ``known_helpers``: methods that return pipelines, found by an
+    earlier pass (a call may come before the method in the class)."""
     facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
+    facts.pipeline_helpers.update(known_helpers)
     facts.pipeline_functions |= imported_pipelines
     if facts.uses_dali or imported_pipelines:
         from .pipeline_parameters import find_parameters

@@ -9,6 +9,8 @@ The default place, for a file that ``migrate`` rewrites:
   root or a file outside any project: next to it, ``from dali_torch_loader import ...``;
 - any other file (a folder without ``__init__.py`` below the root, imported from scripts at the
   root as ``common.data_layer``): the project root, since those scripts put it on ``sys.path``.
+  The root is the folder of pyproject.toml, else the git work tree, else the one folder the
+  run was given.
 
 ``loader-module = "pkg.data.dali_torch_loader"`` in ``[tool.dali-migrate]`` names one module for
 the whole project instead (under the root, or under ``root/src`` where the package lives there).

@@ -325,8 +325,13 @@ def _relative(path: Path, root: Path | None) -> str:
 
 
 def _project_root(paths: list[Path], config: Config) -> Path | None:
-    """The folder of the configuration's pyproject.toml, else the git work tree."""
-    return config.root or _git_top(paths[0] if paths else Path.cwd())
+    """The folder of the configuration's pyproject.toml, else the git work tree, else the one
+    folder the run was given (``dali-migrate path/to/project``): its scripts put it on
+    ``sys.path``, so modules of its folders without ``__init__.py`` import from there."""
+    found = config.root or _git_top(paths[0] if paths else Path.cwd())
+    if found is None and len(paths) == 1 and paths[0].is_dir():
+        return paths[0].resolve()
+    return found
 
 
 def _project_files(root: Path | None, config: Config, run_files: list[Path]) -> list[Path]:

@@ -83,3 +83,54 @@ def test_a_reset_of_a_pipeline_also_run_by_hand_keeps_it():
     result = migrate_source(source.encode(), "datapipe.py", Config())
     [(_, reasons)] = result.pipelines
     assert any("reset()` starts the sources' next epoch" in r for r in reasons)
+
+
+RUN_CLIMATE = '''import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, sys.argv[1])
+from datapipes.climate import ClimateDatapipe
+
+if __name__ == "__main__":
+    root = sys.argv[2]
+    dp = ClimateDatapipe(root, batch_size=2, num_steps=2, device="cpu", num_workers=1)
+    print("len", len(dp))
+    for epoch in range(2):
+        for data in dp:
+            print(epoch, tuple(data[0]["outvar"].shape), round(float(data[0]["invar"].sum()), 4),
+                  data[0]["timestamps"].ravel().tolist())
+'''
+
+
+def test_the_physicsnemo_corpus_datapipe_gives_the_same_epochs(tmp_path):
+    """The corpus project written like PhysicsNeMo's climate datapipe (a method that makes the
+    pipeline, `self.length` set in the graph, `reset()` and a new iterator per epoch, parallel
+    sources) migrates as a whole and gives the same windows, epoch after epoch."""
+    import shutil
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from conftest import FIXTURES
+    from dali_migrate.runner import run_migrate
+
+    original, migrated, data = tmp_path / "original", tmp_path / "migrated", tmp_path / "data"
+    shutil.copytree(FIXTURES / "projects" / "physicsnemo_npy", original)
+    shutil.copytree(original, migrated)
+    [result] = [r for r in run_migrate([migrated], Config(), write=True) if r.pipelines]
+    assert [reasons for _, reasons in result.pipelines] == [[]]
+    data.mkdir()
+    arrays = np.random.default_rng(0)
+    for index in range(2):
+        np.save(data / f"f{index}.npy", arrays.random((6, 3, 4, 4), dtype=np.float32))
+    (tmp_path / "run.py").write_text(RUN_CLIMATE)
+    printed = []
+    for project in (original, migrated):
+        done = subprocess.run([sys.executable, "run.py", str(project), str(data)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        printed.append(done.stdout)
+    assert printed[0] == printed[1] and printed[0].startswith("len 3\n")

@@ -214,7 +214,8 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
     for var in plan.pipe_vars:
         sites = meta_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
-        bindings = {id(site): factories_in_scope(factory_statements.get(var, []), site, places, var, plan)
+        bindings = {id(site): [_made_by(call, facts, factory_statements, plan) for call in
+                               factories_in_scope(factory_statements.get(var, []), site, places, var, plan, facts)]
                     for site in [*sites, *loader_sites]}
         # a use in another method than the one that made the pipeline reads the metadata from the object
         on_self = any(places.scope(call) is not places.scope(site.node)
@@ -286,7 +287,8 @@ def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[
     after.setdefault(meta, cst.parse_statement(f"{meta} = next({var})\n"))
 
 
-def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) -> cst.Call | None:
+def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan,
+                     facts: ModuleFacts | None = None) -> cst.Call | None:
     """The ``var = graph(...)`` in force where ``site`` uses ``var``: the only one in its
     function, or the last before it where all stand directly in the function's body. None where
     that binding is of another pipeline. ``calls`` bind ``var`` to any pipeline."""
@@ -305,16 +307,34 @@ def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) 
     else:
         raise NotMigratable(f"create `{spelled(var)}` with one `{spelled(var)} = {plan.graph.name}(...)` in the function "
                             "that uses it")
-    return binding if dotted_name(binding.func) == plan.graph.name else None
+    if dotted_name(binding.func) == plan.graph.name:
+        return binding
+    helper = facts.pipeline_helpers.get(dotted_name(binding.func) or "") if facts is not None else None
+    return binding if helper is not None and facts.graphs_of(helper) == {plan.graph.name} else None
 
 
-def factories_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan) -> list[cst.Call]:
+def _made_by(call: cst.Call, facts: ModuleFacts, factory_statements: dict[str, list[cst.Call]], plan) -> cst.Call:
+    """The call that makes the pipeline: ``call`` itself, or where ``call`` is a function or
+    method that returns one (``self.pipe = self._create_pipeline()``), the one call in it that
+    makes ``plan``'s (the flags and metadata go there)."""
+    returned = facts.pipeline_helpers.get(dotted_name(call.func) or "")
+    if returned is None:
+        return call
+    inner = [c for c in factory_statements.get(returned, []) if dotted_name(c.func) == plan.graph.name]
+    if len(inner) != 1:
+        raise NotMigratable(f"`{dotted_name(call.func)}()` makes the pipeline in more than one place: create "
+                            "it where the iterator or lookup uses it")
+    return inner[0]
+
+
+def factories_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan,
+                       facts: ModuleFacts | None = None) -> list[cst.Call]:
     """``plan``'s bindings of ``var`` that may be in force at ``site``: the one of
     ``factory_in_scope``, or, where the function binds ``var`` once in each branch of an
     ``if``/``elif``/``else`` before the site (``if mode == "train": pipe = TrainPipe(...)
     else: pipe = EvalPipe(...)``), those of the branches that make ``plan``'s pipeline."""
     try:
-        binding = factory_in_scope(calls, site, places, var, plan)
+        binding = factory_in_scope(calls, site, places, var, plan, facts)
     except NotMigratable:
         branches = _bound_in_branches(calls, site, places)
         if branches is None:

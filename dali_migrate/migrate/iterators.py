@@ -366,10 +366,11 @@ class TorchLoaders:
         size = bound.get("size")
         if size is None or bound.get("reader_name") is not None:
             return False
-        if self.plan.sources:  # a source that ends epochs would end the generator; see replace()
-            raise NotMigratable("`size=` over a pipeline fed by external sources: DALI restarts a source that "
-                                "raised StopIteration, the migrated generator stops; pass `reader_name=` of a "
-                                "reader, or loop over the migrated generator by hand")
+        if not all(_endless(source, self.module) for source in self.plan.sources):
+            # a source that ends epochs would end the generator for good
+            raise NotMigratable("`size=` over a pipeline fed by an external source that may raise StopIteration: "
+                                "DALI restarts such a source, the migrated generator stops; pass `reader_name=` "
+                                "of a reader, or loop over the migrated generator by hand")
         try:
             return _literal(size) not in (-1, 0)
         except NotMigratable:
@@ -397,6 +398,48 @@ class TorchLoaders:
         if reason is not None:
             raise NotMigratable(reason)
         check_iterator_class(self.facts.module_classes[site.detail][0], site.name, self.module)
+
+
+def _endless(source, module: cst.Module | None) -> bool:
+    """The source never ends an epoch: it cycles, or it is an object of a module class (or a
+    plain function) in which nothing raises or lets through StopIteration (no ``next(...)``), as
+    in the iterators DALI's older examples pair with ``size=`` ("the end is set by size")."""
+    if source.cycle:
+        return True
+    made = source.made_from() or source.source
+    name = dotted_name(made.func) if isinstance(made, cst.Call) else dotted_name(made)
+    definition = _module_definition(module, name) if module is not None and name else None
+    if isinstance(definition, cst.Assign) and isinstance(definition.value, cst.Call):  # ``eii = Iterator(...)``
+        definition = _module_definition(module, dotted_name(definition.value.func) or "")
+    if not isinstance(definition, (cst.ClassDef, cst.FunctionDef)):
+        return False
+    return not (_mentions(definition, "StopIteration") or _mentions(definition, "next")
+                or isinstance(definition, cst.FunctionDef) and _yields(definition))
+
+
+def _module_definition(module: cst.Module, name: str):
+    for statement in module.body:
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) and statement.name.value == name:
+            return statement
+        if (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign)
+                and any(dotted_name(t.target) == name for t in statement.body[0].targets)):
+            return statement.body[0]
+    return None
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(n.value == name for n in _names(node))
+
+
+def _yields(function: cst.FunctionDef) -> bool:
+    found = []
+
+    class Yields(Visitor):
+        def visit_Yield(self, node: cst.Yield) -> None:
+            found.append(node)
+
+    walk(function.body, Yields())
+    return bool(found)
 
 
 def _check_readable_from_another_method(batch_size: cst.BaseExpression) -> None:

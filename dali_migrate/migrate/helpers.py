@@ -63,18 +63,29 @@ class Helper:
         return [c for c in self.calls if c.op is not None and c.op.random]
 
     @property
+    def seeded(self) -> bool:
+        """``def random_flip(images, p, seed)`` whose one random operator takes ``seed=seed``
+        (or a number, ``seed=5``): each call of it in pipeline mode made an operator seeded so,
+        and each call gets an RNG of its own, seeded alike (``seeded_call_rngs``)."""
+        return self.seed_param is not None or isinstance(self._seed(), cst.Integer)
+
+    @property
     def seed_param(self) -> str | None:
-        """``def random_flip(images, p, seed)`` whose one random operator takes ``seed=seed``:
-        each call of it in pipeline mode made an operator seeded by its own argument, so each
-        call gets an RNG of its own, seeded by that argument (``seeded_call_rngs``)."""
-        if self.nested or len(self.random_calls) != 1:
-            return None
-        seed = keyword_values(self.random_calls[0].node).get("seed")
+        """The parameter the one random operator takes its ``seed=`` from, if any."""
+        seed = self._seed()
         params = [p.name.value for p in [*self.function.params.posonly_params, *self.function.params.params]]
         return seed.value if isinstance(seed, cst.Name) and seed.value in params else None
 
+    def _seed(self) -> cst.BaseExpression | None:
+        if self.nested or len(self.random_calls) != 1:
+            return None
+        return keyword_values(self.random_calls[0].node).get("seed")
+
     def seed_argument(self, call: cst.Call) -> cst.BaseExpression | None:
-        """What ``call`` gives the helper's seed parameter (its default where it gives none)."""
+        """The seed ``call`` gives: its argument for the seed parameter (or that parameter's
+        default), or the operator's own number."""
+        if self.seed_param is None:
+            return self._seed()
         params = [*self.function.params.posonly_params, *self.function.params.params]
         position = next(i for i, p in enumerate(params) if p.name.value == self.seed_param)
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -241,10 +252,10 @@ def why_not(helper: Helper, not_called: set[str] = frozenset()) -> str | None:
             return f"`{call.qualname}` is not in the op table"
         if op.is_reader or op.fn in ("external_source", "python_function"):
             return f"it calls `fn.{op.fn}`, which must stay in the graph"
-        if (op.random and not helper.nested and helper.seed_param is None
+        if (op.random and not helper.nested and not helper.seeded
                 and any(a.keyword and a.keyword.value == "seed" for a in call.node.args)):
-            return (f"its `fn.{op.fn}` has a `seed=` of its own that is not one of the helper's parameters, "
-                    "or next to other random operators; move it into the graph")
+            return (f"its `fn.{op.fn}` has a `seed=` of its own that is neither a number nor one of the "
+                    "helper's parameters, or next to other random operators; move it into the graph")
     if (helper.takes_rng or helper.takes_batch_size) and helper.function.name.value in not_called:
         return ("it draws from its caller's RNG, so it must only be called by name (it is also passed "
                 "around as a value)")
@@ -276,7 +287,7 @@ def find_helpers(facts: ModuleFacts, module: cst.Module) -> HelperUses | None:
     reasons = {name: why_not(helper, references.not_called) for name, helper in helpers.items()}
     graphs = {id(g.node) for g in facts.graphs}
     for name, helper in helpers.items():
-        if helper.seed_param is not None and reasons[name] is None:
+        if helper.seeded and reasons[name] is None:
             reasons[name] = _why_not_seeded(helper, references.found.get(name, []), graphs, helpers)
     return HelperUses(helpers, reasons, {name: set(found) for name, found in references.found.items()})
 
@@ -290,7 +301,7 @@ def _why_not_seeded(helper: Helper, uses: list[tuple[cst.FunctionDef, ...]], gra
         return "its random operator has a `seed=` of its own, and something else than a graph calls it"
     if _called(helper.function, set(helpers) - {helper.function.name.value}):
         return "its random operator has a `seed=` of its own, and it calls other helpers"
-    if helper.seed_param in scope_names([helper.function.body]).bound:
+    if helper.seed_param is not None and helper.seed_param in scope_names([helper.function.body]).bound:
         return f"its random operator's `seed=` reads `{helper.seed_param}`, which it rebinds"
     return None
 
@@ -349,7 +360,7 @@ class RandomHelpers:
         """For each call of a seeded helper in ``function`` (a graph): a fresh RNG name and the
         seed the call gives."""
         found = {}
-        for call in calls_named(function, {n for n, h in self.by_name.items() if h.seed_param is not None}):
+        for call in calls_named(function, {n for n, h in self.by_name.items() if h.seeded}):
             helper = self.by_name[call.func.value]
             found[id(call)] = (unique_name(f"{call.func.value}_rng", taken), helper.seed_argument(call))
             taken.add(found[id(call)][0])

@@ -218,8 +218,14 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                                factories_in_scope(factory_statements.get(var, []), site, places, var, plan, facts)]
                     for site in [*sites, *loader_sites]}
         # a use in another method than the one that made the pipeline reads the metadata from the object
-        on_self = any(places.scope(call) is not places.scope(site.node)
-                      for site in [*sites, *loader_sites] for call in bindings[id(site)])
+        elsewhere = [(site, call) for site in [*sites, *loader_sites] for call in bindings[id(site)]
+                     if places.scope(call) is not places.scope(site.node)]
+        for site, call in elsewhere:
+            if places.owner_class(call) is None or places.owner_class(call) is not places.owner_class(site.node):
+                raise NotMigratable(f"`{spelled(var)}` is made in another function than the one that uses it, and "
+                                    "only the methods of one class share what it gives (through `self`): make "
+                                    "the iterator, or read the epoch size, where the pipeline is made")
+        on_self = bool(elsewhere)
         # there, `var` may hold another pipeline too: each plan rewrites the site alike (checked after)
         for site, factory_call in [(s, c) for s in [*sites, *loader_sites] for c in bindings[id(s)]]:
             if site in loader_sites and loaders.ends_at_sources(site):

@@ -181,3 +181,15 @@ def test_dalis_lightning_wrapper_over_the_classification_iterator_runs_as_before
     assert "class LightningWrapper(DALITorchLoader):" in code and 'output_map=["data", "label"]' in code
     printed = printed_by(tmp_path, original=source, migrated=code)
     assert printed["original"] == printed["migrated"] and printed["original"].count("\n") == 6
+
+
+def test_a_subclass_another_file_imports_keeps_its_pipelines(tmp_path):
+    """Its base class would change under the importer's feet: it stays, and says why."""
+    from dali_migrate.runner import run_migrate
+
+    (tmp_path / "loaders.py").write_text(PIPELINES + WRAPPER + LOADER)
+    (tmp_path / "other.py").write_text("from loaders import Wrapper\n\n\ndef wrapped(pipe):\n"
+                                       "    return Wrapper(pipe, output_map=['a'], reader_name='Reader')\n")
+    results = {r.path.rsplit("/", 1)[-1]: r for r in run_migrate([tmp_path], Config(), write=False)}
+    reasons = dict(results["loaders.py"].pipelines)
+    assert "`Wrapper` is used from other.py" in reasons["train_pipe"][0]

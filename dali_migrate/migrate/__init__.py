@@ -551,7 +551,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
         new_module = insert_after_imports(new_module, cst.parse_module(classes).body)
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in own],
                            {p.graph.name: p.blockers for p in plans if not p.migratable and not p.imported},
-                           _exported(module, facts, own),
+                           sorted({*_exported(module, facts, own), *rebased}),  # importers must follow
                            {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable},
                            {p.graph.name: pipeline_safety(p) for p in own},
                            bool(reader_meta.loaders and loader_import), _helper_requests(module, facts, own),

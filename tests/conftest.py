@@ -87,3 +87,19 @@ def printed_by(folder: Path, **programs: str) -> dict[str, str]:
         assert done.returncode == 0, done.stderr[-2000:]
         printed[name] = done.stdout
     return printed
+
+
+# A per-sample source whose epochs end with StopIteration, as PhysicsNeMo-style datapipes feed
+# their pipelines (tests/test_outside_state.py, tests/test_datapipe_epochs.py)
+WINDOWS_SOURCE = '''class Windows:
+    def __init__(self, n, batch_size):
+        self.n, self.batch_size = n, batch_size
+
+    def __call__(self, sample_info):
+        if sample_info.iteration >= self.n // self.batch_size:
+            raise StopIteration
+        return np.full((2,), sample_info.idx_in_epoch + 10 * sample_info.epoch_idx, dtype=np.float32)
+
+    def __len__(self):
+        return self.n
+'''

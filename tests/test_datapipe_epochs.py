@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import printed_by
+from conftest import WINDOWS_SOURCE, printed_by
 from dali_migrate.config import Config
 from dali_migrate.engine import migrate_source
 
@@ -20,18 +20,7 @@ import nvidia.dali as dali
 import nvidia.dali.plugin.pytorch as dali_pth
 
 
-class Windows:
-    def __init__(self, n, batch_size):
-        self.n, self.batch_size = n, batch_size
-
-    def __call__(self, sample_info):
-        if sample_info.iteration >= self.n // self.batch_size:
-            raise StopIteration
-        return np.full((2,), sample_info.idx_in_epoch + 10 * sample_info.epoch_idx, dtype=np.float32)
-
-    def __len__(self):
-        return self.n
-
+''' + WINDOWS_SOURCE + '''
 
 class Datapipe:
     def __init__(self, n, batch_size=2):

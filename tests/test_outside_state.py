@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import printed_by
+from conftest import WINDOWS_SOURCE, printed_by
 
 from dali_migrate.config import Config
 from dali_migrate.engine import migrate_source
@@ -18,18 +18,7 @@ DATAPIPE = '''import numpy as np
 import nvidia.dali as dali
 
 
-class Windows:
-    def __init__(self, n, batch_size):
-        self.n, self.batch_size = n, batch_size
-
-    def __call__(self, sample_info):
-        if sample_info.iteration >= self.n // self.batch_size:
-            raise StopIteration
-        return np.full((2,), sample_info.idx_in_epoch, dtype=np.float32)
-
-    def __len__(self):
-        return self.n
-
+''' + WINDOWS_SOURCE + '''
 
 class Datapipe:
     def __init__(self, n, batch_size=2):

@@ -78,7 +78,12 @@ class FrameworkIterator(Rule):
     an epoch. PyTorch's iterator given `size=` instead of `reader_name=` (DALI's older form)
     is fixed too: the loader is given the same `size=` and counts it as DALI did (the samples
     read past an epoch's end start the next one under FILL, `last_batch_padded=True` starts at
-    zero). Everything else (a list of pipelines, no `reader_name=` or `size=` over a reader,
+    zero). A project's own subclass of the PyTorch iterator that only passes its arguments on,
+    asks `super()` for what the loader has too and defines no private names of its own
+    (`class LightningWrapper(DALIGenericIterator)`) derives from `DALITorchLoader` instead; a
+    pipeline variable bound in each branch of an `if`/`else` before the iterator is fixed when
+    every branch needs the same loader arguments. Everything else (a list of pipelines, no
+    `reader_name=` or `size=` over a reader,
     JAX's `@data_iterator`, other frameworks) keeps the pipeline in pipeline mode, with a TODO
     naming the manual step.
     """

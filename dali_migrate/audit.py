@@ -42,13 +42,40 @@ def audit(new_source: bytes, encoding: str = "utf-8", original: bytes = b"",
     suppressions = parse_suppressions(text)
     problems: dict[tuple[str, int], AuditProblem] = {}
     strict = not _spells_batch_api(original)
-    for problem in build_model(python_ast(new_source), imported_generators, strict=strict).problems:
+    tree = python_ast(new_source)
+    found = [*build_model(tree, imported_generators, strict=strict).problems, *_new_undefined_names(text, tree, original)]
+    for problem in found:
         if suppressions.suppressed(problem.code, problem.line, problem.line):
             continue
         statement = _shortened(_without_comment(lines[problem.line - 1]).strip())
         problems.setdefault((problem.code, problem.line),
                             AuditProblem(problem.code, problem.message, problem.line, statement, problem.origins))
     return sorted(problems.values(), key=lambda p: (p.line, p.code))
+
+
+@dataclass(frozen=True)
+class _Undefined:
+    code: str
+    message: str
+    line: int
+    origins: frozenset[str]
+
+
+def _new_undefined_names(text: str, tree: ast.Module, original: bytes) -> list[_Undefined]:
+    """Names the migrated module reads and nothing binds, that the original did not read
+    unbound: a NameError the migration would write (blamed on the functions around it)."""
+    from .undefined_names import undefined_names
+
+    new = undefined_names(text, tree)
+    if not new:
+        return []
+    try:
+        before = set(undefined_names(original.decode("utf-8", "replace"), python_ast(original))) if original else set()
+    except (SyntaxError, ValueError):
+        return []
+    enclosing = _enclosing_functions(tree)
+    return [_Undefined("DM001", f"`{name}` is not defined there (a NameError)", line, enclosing(line))
+            for name, line in sorted(new.items()) if name not in before]
 
 
 def _spells_batch_api(source: bytes) -> bool:

@@ -72,8 +72,9 @@ def _bound_literal(name: cst.Name, site: cst.CSTNode, module: cst.Module) -> cst
     ``site`` (or in the module) is ``name = <the same literal>``; else ``name`` itself."""
     finder = _Bindings(name.value, site)
     walk(module, finder)
-    values = finder.values if finder.scope_found else []
-    if values and not finder.other and all(v.deep_equals(values[0]) or _code(v) == _code(values[0]) for v in values):
+    scope = finder.scope or {"values": [], "other": True}  # read once the whole scope is seen
+    values = scope["values"]
+    if values and not scope["other"] and all(_code(v) == _code(values[0]) for v in values):
         return values[0]
     return name
 
@@ -88,9 +89,7 @@ class _Bindings(Visitor):
     def __init__(self, name: str, site: cst.CSTNode) -> None:
         self.name, self.site = name, site
         self.stack: list[dict] = [{"values": [], "other": False}]
-        self.values: list[cst.BaseExpression] = []
-        self.other = False
-        self.scope_found = False
+        self.scope: dict | None = None  # the bindings of the scope ``site`` stands in
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         bound_as_param = self.name in {p.name.value for p in [*node.params.params, *node.params.kwonly_params,
@@ -102,8 +101,7 @@ class _Bindings(Visitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         if node is self.site:
-            self.scope_found = True
-            self.values, self.other = self.stack[-1]["values"], self.stack[-1]["other"]
+            self.scope = self.stack[-1]
 
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]

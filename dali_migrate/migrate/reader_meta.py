@@ -379,7 +379,7 @@ def _branches(statement: cst.If) -> list[cst.BaseSuite | None]:
         blocks.append(rest.body)
         rest = rest.orelse
     blocks.append(rest.body if isinstance(rest, cst.Else) else None)
-    return [block if block is None or isinstance(block, cst.IndentedBlock) else block for block in blocks]
+    return blocks
 
 
 def _binding_call(statement: cst.BaseStatement | None) -> cst.Call | None:

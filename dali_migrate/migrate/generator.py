@@ -257,12 +257,9 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
 def _draws_from_its_rng(plan: PipelinePlan, names: GeneratorNames) -> bool:
     """A random operator draws from the generator's own RNG: one without a ``seed=`` of its
     own, in the graph or in a helper it calls (but a seeded helper: its calls have theirs)."""
-    seeded_helper_ops = {id(c.node) for c in plan.random_calls if names.helper_rngs and _in_seeded_helper(c, names)}
+    # a helper's operator with a seed of its own is a seeded helper's (helpers.why_not)
+    seeded_helper_ops = {id(c.node) for c in plan.random_calls if c.graph is None and "seed" in keyword_values(c.node)}
     return any(id(c.node) not in names.op_rngs and id(c.node) not in seeded_helper_ops for c in plan.random_calls)
-
-
-def _in_seeded_helper(call: DaliCall, names: GeneratorNames) -> bool:
-    return call.graph is None and "seed" in keyword_values(call.node)
 
 
 def _seeded_rngs(plan: PipelinePlan, names: GeneratorNames) -> list[tuple[str, cst.BaseExpression]]:

@@ -118,3 +118,15 @@ def test_a_seeded_helper_the_migration_cannot_follow_keeps_the_pipeline(change, 
     result = migrate_source(source.encode(), "pairs.py", Config())
     [(_, reasons)] = result.pipelines
     assert reason in reasons[0]
+
+
+def test_a_seed_the_graph_computes_under_the_generators_name_is_renamed_first(tmp_path):
+    """`seed = 40 + 2` then `coin_flip(seed=seed)`: the graph's `seed` becomes `seed_`, and the
+    RNG is made after `seed_ = ...` (made before it, it was an UnboundLocalError)."""
+    source = PROGRAM.format(images=IMAGES, seed_lines="    seed = 40 + 2\n    s = seed")
+    source = source.replace("fn.random.coin_flip(probability=0.5, seed=s)", "fn.random.coin_flip(probability=0.5, seed=seed)")
+    result = migrate_source(source.encode(), "flips.py", Config())
+    assert result.pipelines == [("flips", [])]
+    code = result.new_source.decode()
+    assert code.index("seed_ = 40 + 2") < code.index("coin_flip_rng = ndd.random.RNG(seed=seed_)")
+    _assert_bit_exact(tmp_path, source, code)

@@ -169,7 +169,8 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     graph_locals = scope_names(body).bound
     seeded_later: list[tuple[set[str], cst.BaseStatement]] = []  # RNGs whose seed the graph computes
     for rng_name, seed in _seeded_rngs(plan, names):
-        made = _with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), renamed(seed, plan.renamed))
+        seed = renamed(seed, plan.renamed)  # the graph's own ``seed`` is ``seed_`` in the generator
+        made = _with_seed(statement(f"{rng_name} = {names.ndd}.random.RNG(seed=0)"), seed)
         computed = scope_names([seed]).loaded & graph_locals
         if computed:  # ``s = 42`` ... ``seed=s``: the RNG is made once ``s`` is
             seeded_later.append((computed, made))

@@ -14,6 +14,7 @@ ARRAYS = sorted(str(path) for path in (FIXTURES / "data" / "arrays").resolve().g
 # fixture -> the --arg values its first call site needs (names local to the caller)
 RUNNABLE = {
     "train_classifier": {},
+    "manual_prefetch": {},
     "augment_random": {},
     "sharded_eval": {},
     "with_pipeline": {},

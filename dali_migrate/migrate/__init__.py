@@ -9,6 +9,7 @@ import libcst as cst
 from ..visitors import Transformer, walk
 
 from ..analysis import DaliCall, ModuleFacts
+from ..imports import dotted_name
 from ..output_helpers import References
 from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
@@ -44,6 +45,15 @@ from .reader_meta import (
 from .todo import TODO_PREFIX, Todo, TodoInserter
 
 __all__ = ["MigrationResult", "migrate_module", "TODO_PREFIX"]
+
+
+def _drives_only(loop: cst.For, call_sites) -> bool:
+    """A loop over ``range(...)`` of names and numbers whose body is only removed calls."""
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    counted = (isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range"
+               and all(isinstance(a.value, (cst.Name, cst.Integer, cst.Attribute)) for a in loop.iter.args))
+    return (counted and loop.orelse is None and isinstance(loop.target, cst.Name) and bool(body)
+            and all(isinstance(s, cst.SimpleStatementLine) and call_sites.is_removed_statement(s) for s in body))
 
 
 @dataclass
@@ -266,6 +276,15 @@ class Migrator(Transformer):
             return carrier
         statements = self.call_sites.statements_for(original_node, updated_node)
         return updated_node if statements is None else cst.FlattenSentinel(statements)
+
+    def leave_For(self, original_node: cst.For, updated_node: cst.For):
+        """``for _ in range(depth): pipe.schedule_run()`` only drove the pipeline: it goes with
+        what it called (its comments stay, for what follows)."""
+        if not _drives_only(original_node, self.call_sites):
+            return updated_node
+        carrier = cst.SimpleStatementLine([cst.Pass()], leading_lines=updated_node.leading_lines)
+        self.comment_carriers.add(id(carrier))
+        return carrier
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
         updated_node = self._comments_passed_on(updated_node)

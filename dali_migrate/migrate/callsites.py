@@ -15,6 +15,7 @@ from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, Pip
 from .reader_meta import ReaderMetaRewrites
 
 RUN_LIKE = frozenset({"run", "outputs", "share_outputs"})
+REMOVED_METHODS = frozenset({"build", "reset", "schedule_run", "release_outputs"})
 
 
 def _attr(value: cst.BaseExpression, name: str) -> cst.Attribute:
@@ -68,6 +69,7 @@ class CallSiteRewrites:
     dense_checks: set[int] = field(default_factory=set)  # the comparisons written for is_dense_tensor()
     sample_shapes: set[int] = field(default_factory=set)  # ``out.at(i)`` read only for ``.shape``
     arrays_made: set[int] = field(default_factory=set)  # the ``np.asarray(...)`` calls written here
+    dense_made: set[int] = field(default_factory=set)  # the ``ndd.as_tensor(...)`` calls written here
 
     def statements_for(self, line: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> list | None:
         """What replaces ``line``: ``pipe.checkpoint()`` becomes collect + serialize; a checkpoint
@@ -133,9 +135,11 @@ class CallSiteRewrites:
         if method == "as_cpu":
             return updated.with_changes(func=_attr(receiver, "cpu"))
         if method == "as_tensor":
-            return _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
-        if method == "as_array":
             dense = _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
+            self.dense_made.add(id(dense))
+            return dense
+        if method == "as_array":  # ``out.as_tensor().as_array()``: the tensor is dense already
+            dense = receiver if id(receiver) in self.dense_made else _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
             return self._array(dense)
         if method == "tensor_shape":
             return _call(cst.Name("list"), _attr(receiver, "shape"))
@@ -216,7 +220,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
     for site in facts.pipeline_method_calls:
         if site.origin not in pipe_vars:
             continue
-        if site.detail in ("build", "reset"):  # a reset that did something was blocked (plan.py)
+        if site.detail in REMOVED_METHODS:  # a reset that did something was blocked (plan.py)
             rewrites.build_calls.add(id(site.node))
         elif site.detail in RUN_LIKE:
             rewrites.run_calls.add(id(site.node))

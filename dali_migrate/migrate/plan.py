@@ -45,8 +45,12 @@ CALL_SITE_ARGS = frozenset({"enable_checkpointing", "checkpoint"})
 # epoch_size/reader_meta are planned in reader_meta.py, which blocks what it cannot rewrite
 # ``reset()`` restarts a pipeline only after its external sources raised StopIteration: without
 # sources it does nothing, and goes with ``build()`` (a pipeline with sources is blocked)
+# ``schedule_run()`` + ``outputs()`` is ``run()`` taken apart: the iterations come out in the
+# order they were scheduled, so the stream is the generator's, and ``release_outputs()`` only
+# frees what ``share_outputs()`` lent (mixed with ``run()``, which prefetches on its own, the
+# order would shift: blocked below)
 SUPPORTED_PIPE_METHODS = frozenset({"build", "reset", "run", "outputs", "share_outputs", "epoch_size",
-                                    "reader_meta", "checkpoint"})
+                                    "reader_meta", "checkpoint", "schedule_run", "release_outputs"})
 UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor"})
 METHOD_RULES = {
     "schedule_run": "DM003", "release_outputs": "DM003", "checkpoint": "DM013", "serialize": "DM014", "feed_input": "DM012",
@@ -921,6 +925,9 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
         elif site.origin in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
             code = METHOD_RULES.get(site.detail, "DM003")
             plan.block(code, site.node, _method_reason(site))
+        elif site.origin in plan.pipe_vars and site.detail == "schedule_run" and _also_runs(site, facts):
+            plan.block("DM003", site.node, f"`{site.name}.schedule_run()` next to `{site.name}.run()`, which "
+                                           "prefetches on its own: needs a manual migration")
         elif site.name == f"{name}()":  # ``train_pipe().serialize()``: a pipeline never bound
             reason = (_method_reason(site) if site.detail == "serialize"
                       else f"`{site.name}.{site.detail}()`: bind the pipeline to a name first")
@@ -1027,6 +1034,10 @@ def _epochs_end_at_sources(var: str, plan: PipelinePlan, facts: ModuleFacts) -> 
         except NotMigratable:
             return False
     return bool(sites)
+
+
+def _also_runs(site, facts: ModuleFacts) -> bool:
+    return any(other.origin == site.origin and other.detail == "run" for other in facts.pipeline_method_calls)
 
 
 def _method_reason(site) -> str:

@@ -37,8 +37,11 @@ class BuildRunPlumbing(Rule):
 
     ## Fix safety
     `build()` is removed and `run()`/`outputs()`/`share_outputs()` become `next(pipe)` when the
-    pipeline itself is migrated. `schedule_run()` and `release_outputs()` (manual prefetch
-    control), `reset()` and other methods keep the pipeline in pipeline mode, with a TODO.
+    pipeline itself is migrated. Manual prefetch control (`schedule_run()`, `release_outputs()`)
+    is removed too, with a loop that only scheduled (`for _ in range(depth): pipe.schedule_run()`):
+    the iterations come out in the order they were scheduled, which is the generator's order.
+    `schedule_run()` next to `run()` (which prefetches on its own), a `reset()` that restarts
+    external sources and other methods keep the pipeline in pipeline mode, with a TODO.
     """
 
     code = "DM003"

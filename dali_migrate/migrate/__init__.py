@@ -120,6 +120,8 @@ class Migrator(Transformer):
     def _prepare(self, plan: PipelinePlan) -> None:
         taken = variable_names(plan.function)
         holders = {id(s.call.node): unique_name(holder_name(s), taken) for s in plan.sources if needs_holder(s)}
+        for source in (s for s in plan.sources if s.restarts_an_instance):
+            source.instance = unique_name(f"{holders[id(source.call.node)]}_source", taken)
         names = GeneratorNames(self.ndd_alias, unique_name("reader", taken), unique_name("rng", taken), {},
                                unique_name("iteration", taken), holders,
                                [unique_name("reader", taken) for _ in plan.readers[1:]],

@@ -78,6 +78,14 @@ class SourcePlan:
     args: SourceArgs | None = None
     # ``dtype=types.FLOAT`` (also in a list) among ``kept``, by node id -> ``float32``: written ``ndd.float32``
     ndd_dtypes: dict[int, str] = field(default_factory=dict)
+    instance: str | None = None  # the name of an iterable made once and iterated again (``restarts_an_instance``)
+
+    @property
+    def restarts_an_instance(self) -> bool:
+        """``source=Epochs(...)`` with ``cycle``: DALI made the object once and calls ``iter()`` on
+        it again at each end (a new object would start its count anew)."""
+        return (self.kind == "iterator" and self.cycle and self.iterable
+                and isinstance(self.source, (cst.Call, cst.Attribute)))
 
     def used_as(self) -> tuple:
         """What the generator does with the source: sources alike here are used alike."""
@@ -369,6 +377,8 @@ def names_needed(plans: list[SourcePlan]) -> set[str]:
 
 def setup_statements(plan: SourcePlan, holder: str) -> list[cst.BaseStatement]:
     """Created once, before the loop: the iterator of a generator source, a callable instance."""
+    if plan.kind == "iterator" and plan.instance:
+        return [_assign(plan.instance, plan.source), _assign(holder, _new_iterator(plan))]
     if plan.kind == "iterator":
         return [_assign(holder, _new_iterator(plan))]
     if isinstance(plan.source, (cst.Call, cst.Attribute)):  # ``self.source``: read once, as at build
@@ -393,6 +403,8 @@ def needs_holder(plan: SourcePlan) -> bool:
 
 def _new_iterator(plan: SourcePlan) -> cst.Call:
     iterable = plan.source if plan.iterable else cst.Call(func=plan.source)
+    if plan.instance:
+        iterable = cst.Name(plan.instance)
     return cst.Call(func=cst.Name("iter"), args=[cst.Arg(iterable)])
 
 

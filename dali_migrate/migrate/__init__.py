@@ -15,7 +15,7 @@ from ..rules import Finding
 from .callsites import CallSiteRewrites, numpy_alias, plan_call_sites
 from .checkpointing import CheckpointNotMigratable, CheckpointRewrites, StatementOf, checkpoint_sites, plan_checkpoints
 from .conditionals import per_sample_statements, per_sample_test
-from .external_source import holder_name, names_needed, needs_holder
+from .external_source import block_unrestarted_sources, holder_name, names_needed, needs_holder
 from .generator import GeneratorNames, migrate_function
 from . import torch_loader
 from .imports import add_local_import, fix_imports, has_ndd_import, insert_after_imports
@@ -533,6 +533,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     places, factories = _places_of_uses(module, facts, plans), factory_statements(facts)
     reader_meta_by_plan = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias,
                                             (loader_class, jax_loader_class), places, factories, keep or {})
+    block_unrestarted_sources(plans)
     checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias, places, factories)
     helpers = _settle(plans, facts, uses, reader_meta_by_plan)
     migratable = [p for p in plans if p.migratable]

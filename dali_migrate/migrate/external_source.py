@@ -79,12 +79,16 @@ class SourcePlan:
     # ``dtype=types.FLOAT`` (also in a list) among ``kept``, by node id -> ``float32``: written ``ndd.float32``
     ndd_dtypes: dict[int, str] = field(default_factory=dict)
     instance: str | None = None  # the name of an iterable made once and iterated again (``restarts_an_instance``)
+    # ``cycle="raise"``: the source ends each epoch, and starts again after the reset that a
+    # framework iterator makes; only a generator that marks epoch ends can do that (the plan
+    # is blocked otherwise, ``block_unrestarted_sources``)
+    restarts_each_epoch: bool = False
 
     @property
     def restarts_an_instance(self) -> bool:
         """``source=Epochs(...)`` with ``cycle``: DALI made the object once and calls ``iter()`` on
         it again at each end (a new object would start its count anew)."""
-        return (self.kind == "iterator" and self.cycle and self.iterable
+        return (self.kind == "iterator" and (self.cycle or self.restarts_each_epoch) and self.iterable
                 and isinstance(self.source, (cst.Call, cst.Attribute)))
 
     def used_as(self) -> tuple:
@@ -346,12 +350,13 @@ def _plan_of_kind(call: DaliCall, statement_index: int, args: SourceArgs, kind: 
                   **bound) -> SourcePlan:
     kept = list(args.kept)
     if kind in ("generator", "iterable", "generator object"):
-        if args.cycle not in (None, False, "no", True, "quiet"):
+        if args.cycle not in (None, False, "no", True, "quiet", "raise"):
             raise NotMigratable(f"`cycle={args.cycle!r}` needs a manual migration")
         if kind == "generator object" and args.cycle not in (None, False, "no"):
             raise NotMigratable("`cycle=` on a generator object, which cannot start again once it is exhausted")
         return SourcePlan(call, statement_index, "iterator", args.source, "", args.num_outputs,
-                          args.cycle in (True, "quiet"), kept, iterable=kind != "generator", **bound)
+                          args.cycle in (True, "quiet"), kept, iterable=kind != "generator",
+                          restarts_each_epoch=args.cycle == "raise", **bound)
     if args.cycle not in (None, False, "no"):
         raise NotMigratable("`cycle=` on a callable source")
     if params > 1:
@@ -363,6 +368,21 @@ def _plan_of_kind(call: DaliCall, statement_index: int, args: SourceArgs, kind: 
                           kept, **bound)
     argument = ("batch_info" if args.batch_info else "index") if params == 1 else ""
     return SourcePlan(call, statement_index, "batch", args.source, argument, args.num_outputs, False, kept, **bound)
+
+
+def restart_statement(plan: SourcePlan, holder: str) -> cst.SimpleStatementLine:
+    """What the reset at an epoch's end did to a ``cycle="raise"`` source: iterate it anew."""
+    return _assign(holder, _new_iterator(plan))
+
+
+def block_unrestarted_sources(plans) -> None:
+    """``cycle="raise"`` restarts the source only at a reset, which a framework iterator makes at
+    each epoch's end (the generator then marks epoch ends); run by hand, the pipeline stays."""
+    for plan in (p for p in plans if not p.marks_epoch_ends):
+        for source in (s for s in plan.sources if s.restarts_each_epoch):
+            plan.block("DM012", source.call.node, "`cycle='raise'`: the source starts again only after "
+                                                  "`pipe.reset()`, which a framework iterator over the pipeline "
+                                                  "makes; run by hand, it needs a manual migration")
 
 
 def uses_iteration(plans: list[SourcePlan]) -> bool:

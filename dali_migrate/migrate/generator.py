@@ -245,7 +245,9 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
         loop = _loop(targets[0] if targets else None, names, "batch_size", body, plan.capture)
     if epoch:
         setup.append(statement(f"{epoch} = 0"))
-        loop = _epochs(loop, names, sources.uses_iteration(plan.sources))
+        restarts = [sources.restart_statement(s, names.source_holders[id(s.call.node)])
+                    for s in plan.sources if s.restarts_each_epoch]
+        loop = _epochs(loop, names, sources.uses_iteration(plan.sources), restarts)
     if plan.yields_reader_meta:
         setup.append(_metadata_first(plan, reader_names))
     statements = _spaced_after_definitions([*setup, loop])
@@ -319,16 +321,18 @@ def _check_sources_made_once(plan: PipelinePlan, in_loop: list[cst.BaseStatement
             raise AssertionError(f"the source of `{plan.graph.name}` would be made in the loop, per batch")
 
 
-def _epochs(stream: cst.BaseStatement, names: GeneratorNames, counts_iterations: bool) -> cst.While:
+def _epochs(stream: cst.BaseStatement, names: GeneratorNames, counts_iterations: bool,
+            restarts: list[cst.BaseStatement]) -> cst.While:
     """Where the sources stop, the stream ends; asked for ``mark_epoch_ends``, the generator yields
-    None instead and goes on with their next epoch, as ``pipe.reset()`` did."""
+    None instead and goes on with their next epoch, as ``pipe.reset()`` did: ``restarts`` the
+    ``cycle="raise"`` sources, which the reset made DALI iterate anew, every one of them."""
     restart = [statement(f"{names.iteration} = 0")] if counts_iterations else []
     after = cst.parse_module(
         f"if not {EPOCH_ENDS_FLAG}:\n"
         f"    return\n"
         f"yield None  # the sources ended an epoch\n"
         f"{names.epoch} += 1\n").body
-    return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=[*restart, stream, *after]))
+    return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=[*restart, stream, *after, *restarts]))
 
 
 def _metadata_first(plan: PipelinePlan, reader_names: list[str]) -> cst.BaseStatement:

@@ -44,7 +44,10 @@ class PythonSource(Rule):
     pipeline mode did (nothing, the iteration index, `BatchInfo`, or `SampleInfo` per sample,
     as its signature and `batch`/`batch_info` ask), iterates a generator (restarting it for
     `cycle=True`), keeps `layout`/`dtype`/`device`, and ends where the source raises
-    `StopIteration`, as `run()` did. A source object the graph makes (`source = Windows(files)`
+    `StopIteration`, as `run()` did. An iterable or generator function with `cycle="raise"`
+    read by a framework iterator (which resets the pipeline at each epoch's end) is iterated
+    anew at each epoch, every such source of the pipeline, as the reset made DALI do; an
+    iterable the graph makes is made once and iterated again. A source object the graph makes (`source = Windows(files)`
     at its top, or inline) is made once, before the loop, after the plain statements that
     compute its arguments; one made from data, inside a block or bound twice keeps the
     pipeline. A function the graph defines (`def next_batch():` at its top, before the
@@ -60,8 +63,8 @@ class PythonSource(Rule):
     at the top of the graph, or returned by it (one output). `parallel=` only spread the calls over processes: the
     data is the same. `fn.python_function` becomes a comprehension that calls the function on
     each sample as a NumPy array (with `batch_processing=True`: once, on lists of them), batched
-    with `ndd.batch`, one Batch per output (bit for bit). Other sources, `cycle="raise"`,
-    `feed_input` outside a convertible `iter_setup` (see DM002), GPU functions and the other
+    with `ndd.batch`, one Batch per output (bit for bit). Other sources, `cycle="raise"` on a
+    pipeline run by hand (`pipe.reset()` in an `except StopIteration:`), `feed_input` outside a convertible `iter_setup` (see DM002), GPU functions and the other
     Python operators get a TODO naming the manual step.
     """
 

@@ -582,6 +582,11 @@ class ValueModel(ast.NodeVisitor):
             what = "Batch" if arguments[0].kind == BATCH else "Tensor"
             self.report("DM018", f"`hasattr(..., {node.args[1].value!r})` is always False on an ndd {what} "
                                  "(TensorList API of pipeline mode?)", node, arguments[0])
+        if name == "iter" and len(node.args) == 2 and isinstance(node.args[0], ast.Attribute) \
+                and node.args[0].attr == "__next__":
+            stream = self.value(node.args[0].value)  # ``iter(pipe.__next__, None)``: its batches, up to a mark
+            if stream is not None and stream.kind == GENERATOR:
+                return stream
         if name in ("iter", "tuple", "list") and arguments and arguments[0] is not None:
             # a sequence keeps its elements; ``tuple(batch)`` is a tuple of sample Tensors
             return arguments[0] if name == "iter" or arguments[0].kind != BATCH else None

@@ -23,6 +23,7 @@ from .iterator_classes import with_loader_base
 from .iterators import IteratorNotMigratable, TorchLoaders, is_jax, iterator_name, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name, variable_names
 from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments, has_data_inputs, literal_names
+from .manual_epochs import plan_manual_epochs
 from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
 from .places import Places, node_ids
 from .parameter_sources import resolve_parameter_sources
@@ -335,8 +336,10 @@ def _places_of_uses(module: cst.Module, facts: ModuleFacts, plans: list[Pipeline
     """One walk for where pipelines are created and where their metadata, iterators and
     checkpoints are used: those uses are tied to the binding in force in their function."""
     pipe_vars = [v for p in plans for v in p.pipe_vars]
+    by_hand = {v for p in plans for v in p.epochs_by_hand}
     uses = [*meta_sites(facts, pipe_vars), *iterator_sites(facts, pipe_vars),
-            *(site for var in pipe_vars for site in checkpoint_sites(facts, var))]
+            *(site for var in pipe_vars for site in checkpoint_sites(facts, var)),
+            *(site for site in facts.pipeline_method_calls if site.origin in by_hand)]
     places = Places({id(s.node) for s in uses} | {id(call) for call in facts.pipeline_factory_calls})
     if uses:  # otherwise nothing asks where anything is
         walk(module, places)
@@ -533,14 +536,16 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     places, factories = _places_of_uses(module, facts, plans), factory_statements(facts)
     reader_meta_by_plan = _plan_reader_meta(module, facts, [p for p in plans if p.migratable], ndd_alias,
                                             (loader_class, jax_loader_class), places, factories, keep or {})
+    manual_epochs = plan_manual_epochs(module, facts, plans, places, factories)
     block_unrestarted_sources(plans)
     checkpoints_by_plan = _plan_checkpoints(module, facts, plans, ndd_alias, places, factories)
     helpers = _settle(plans, facts, uses, reader_meta_by_plan)
     migratable = [p for p in plans if p.migratable]
     # what was planned for pipelines blocked afterwards is left out
-    reader_meta = ReaderMetaRewrites.merged([reader_meta_by_plan[id(p)] for p in migratable if id(p) in reader_meta_by_plan])
+    reader_meta = ReaderMetaRewrites.merged([reader_meta_by_plan[id(p)] for p in migratable if id(p) in reader_meta_by_plan]
+                                            + [manual_epochs.reader_meta])
     checkpoints = CheckpointRewrites.merged([checkpoints_by_plan[id(p)] for p in migratable if id(p) in checkpoints_by_plan])
-    call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta, checkpoints)
+    call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta, checkpoints, manual_epochs)
     rebased = {site.detail for site in reader_meta.loaders if site.detail}  # iterator subclasses
     fixed_ids = set().union(*(node_ids(p.function) for p in migratable if not p.imported),
                             *(node_ids(h.function) for h in helpers.values())) | call_sites.fixed_ids

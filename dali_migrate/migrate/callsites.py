@@ -69,6 +69,8 @@ class CallSiteRewrites:
     dense_checks: set[int] = field(default_factory=set)  # the comparisons written for is_dense_tensor()
     sample_shapes: set[int] = field(default_factory=set)  # ``out.at(i)`` read only for ``.shape``
     arrays_made: set[int] = field(default_factory=set)  # the ``np.asarray(...)`` calls written here
+    run_receivers: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(run call) -> what next() reads
+    resets: dict[int, cst.BaseStatement] = field(default_factory=dict)  # id(reset call) -> its new statement
     dense_made: set[int] = field(default_factory=set)  # the ``ndd.as_tensor(...)`` calls written here
 
     def statements_for(self, line: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> list | None:
@@ -79,6 +81,8 @@ class CallSiteRewrites:
         value = id(line.body[0].value)
         if value in self.checkpoints.replaced:
             return self.checkpoints.replaced[value]
+        if value in self.resets:
+            return [self.resets[value].with_changes(leading_lines=updated.leading_lines)]
         before = self.checkpoints.before.get(value, [])
         after = list(self.reader_meta.statements_after.get(value, {}).values())
         if not before and not after:
@@ -100,7 +104,7 @@ class CallSiteRewrites:
         if key in self.reader_meta.lookups:
             return _with_updated_arguments(self.reader_meta.lookups[key], original, updated)
         if key in self.run_calls:
-            return _call(cst.Name("next"), updated.func.value)
+            return _call(cst.Name("next"), self.run_receivers.get(key, updated.func.value))
         flags = [(READER_META_FLAG, self.reader_meta.flagged_calls), (EPOCH_ENDS_FLAG, self.reader_meta.epoch_end_calls)]
         if key in self.factory_dropped_args or any(key in calls for _, calls in flags):
             args = without_keywords(updated.args, self.factory_dropped_args.get(key, set()))
@@ -206,9 +210,14 @@ def numpy_alias(facts_module: cst.Module) -> str | None:
 
 
 def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str, module: cst.Module,
-                    reader_meta: ReaderMetaRewrites, checkpoints: CheckpointRewrites) -> CallSiteRewrites:
+                    reader_meta: ReaderMetaRewrites, checkpoints: CheckpointRewrites,
+                    manual_epochs=None) -> CallSiteRewrites:
+    """``manual_epochs`` (manual_epochs.ManualEpochs): what ``run()`` reads and what ``reset()``
+    becomes where the sources end epochs run by hand."""
     existing_numpy = numpy_alias(module)
     rewrites = CallSiteRewrites(ndd_alias, existing_numpy or "np", reader_meta=reader_meta, checkpoints=checkpoints)
+    if manual_epochs is not None:
+        rewrites.run_receivers, rewrites.resets = manual_epochs.run_receivers, manual_epochs.resets
     rewrites.fixed_ids |= set(reader_meta.lookups) | set(checkpoints.replaced)
     pipe_vars = {var for plan in plans for var in plan.pipe_vars}
     for plan in plans:
@@ -220,7 +229,9 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
     for site in facts.pipeline_method_calls:
         if site.origin not in pipe_vars:
             continue
-        if site.detail in REMOVED_METHODS:  # a reset that did something was blocked (plan.py)
+        if id(site.node) in rewrites.resets:
+            pass  # it starts the next epoch of the sources (``statements_for``)
+        elif site.detail in REMOVED_METHODS:  # a reset that did something was blocked (plan.py)
             rewrites.build_calls.add(id(site.node))
         elif site.detail in RUN_LIKE:
             rewrites.run_calls.add(id(site.node))

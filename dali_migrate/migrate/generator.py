@@ -244,7 +244,8 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     else:
         loop = _loop(targets[0] if targets else None, names, "batch_size", body, plan.capture)
     if epoch:
-        setup.append(statement(f"{epoch} = 0"))
+        if sources.uses_iteration(plan.sources):  # ``BatchInfo``/``SampleInfo`` give the epoch
+            setup.append(statement(f"{epoch} = 0"))
         restarts = [sources.restart_statement(s, names.source_holders[id(s.call.node)])
                     for s in plan.sources if s.restarts_each_epoch]
         loop = _epochs(loop, names, sources.uses_iteration(plan.sources), restarts)
@@ -327,11 +328,11 @@ def _epochs(stream: cst.BaseStatement, names: GeneratorNames, counts_iterations:
     None instead and goes on with their next epoch, as ``pipe.reset()`` did: ``restarts`` the
     ``cycle="raise"`` sources, which the reset made DALI iterate anew, every one of them."""
     restart = [statement(f"{names.iteration} = 0")] if counts_iterations else []
+    counted = f"{names.epoch} += 1\n" if counts_iterations else ""
     after = cst.parse_module(
         f"if not {EPOCH_ENDS_FLAG}:\n"
         f"    return\n"
-        f"yield None  # the sources ended an epoch\n"
-        f"{names.epoch} += 1\n").body
+        f"yield None  # the sources ended an epoch\n{counted}").body
     return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=[*restart, stream, *after, *restarts]))
 
 

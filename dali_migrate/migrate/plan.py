@@ -89,6 +89,8 @@ class PipelinePlan:
     yields_reader_meta: bool = False
     # a loader ends its epochs where the sources stop: the generator can yield None there (iterators.py)
     marks_epoch_ends: bool = False
+    # pipeline variables reset by hand after their sources ended an epoch (manual_epochs.py)
+    epochs_by_hand: set[str] = field(default_factory=set)
     # a legacy subclass (subclass.Subclass) the function was made from: other modules call the class
     subclass: object = None
     capture: bool = False  # its reader's epochs run with next_epoch(capture=True) (Config.capture)
@@ -920,8 +922,13 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
     for site in facts.pipeline_method_calls:
         if (site.origin in plan.pipe_vars and site.detail == "reset" and plan.sources
                 and not _epochs_end_at_sources(site.origin, plan, facts)):
-            plan.block("DM003", site.node, f"`{site.name}.reset()` starts the sources' next epoch after they "
-                                           "ended one: needs a manual migration")
+            from .manual_epochs import may_run_epochs_by_hand
+
+            if may_run_epochs_by_hand(site.origin, plan, facts):
+                plan.epochs_by_hand.add(site.origin)  # manual_epochs.py plans it, or blocks
+            else:
+                plan.block("DM003", site.node, f"`{site.name}.reset()` starts the sources' next epoch after "
+                                               "they ended one: needs a manual migration")
         elif site.origin in plan.pipe_vars and site.detail not in SUPPORTED_PIPE_METHODS:
             code = METHOD_RULES.get(site.detail, "DM003")
             plan.block(code, site.node, _method_reason(site))

@@ -40,8 +40,13 @@ class BuildRunPlumbing(Rule):
     pipeline itself is migrated. Manual prefetch control (`schedule_run()`, `release_outputs()`)
     is removed too, with a loop that only scheduled (`for _ in range(depth): pipe.schedule_run()`):
     the iterations come out in the order they were scheduled, which is the generator's order.
-    `schedule_run()` next to `run()` (which prefetches on its own), a `reset()` that restarts
-    external sources and other methods keep the pipeline in pipeline mode, with a TODO.
+    A `reset()` standing in an `except StopIteration:` handler after the external sources ended
+    an epoch (DALI's external-source docs) starts their next epoch: the generator marks where
+    the sources end an epoch (`mark_epoch_ends=True`), `run()` reads one epoch at a time from
+    `pipe_epoch = iter(pipe.__next__, None)`, and the reset makes that anew. `schedule_run()`
+    next to `run()` (which prefetches on its own), a reset elsewhere, of a pipeline made in
+    another function or read by a framework iterator too, and other methods keep the pipeline
+    in pipeline mode, with a TODO.
     """
 
     code = "DM003"

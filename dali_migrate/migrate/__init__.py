@@ -99,7 +99,7 @@ class Migrator(Transformer):
         self.per_sample_tests: set[int] = set()
         self.migrated_ifs: dict[int, list[cst.BaseStatement]] = {}  # id(new if) -> its replacement
         self.comment_carriers: set[int] = set()  # removed statements whose comments stay
-        self.batch_size_reads: set[int] = set()  # ``Pipeline.current().max_batch_size``
+        self.current_reads: dict[int, str] = {}  # ``Pipeline.current().max_batch_size`` -> ``batch_size``
         self.dropped_statements: set[int] = set()  # graph statements that named the current pipeline
         self.hoisted: set[int] = set()  # graph lines that run where the ``with`` was (plan.hoisted)
         self.hoisted_lines: dict[int, list[cst.BaseStatement]] = {}  # id(graph) -> those lines, rewritten
@@ -135,7 +135,7 @@ class Migrator(Transformer):
                 names.op_rngs[id(call.node)] = unique_name(f"{call.op.fn.split('.')[-1]}_rng", taken)
         self.seeded_calls.update({call: rng for call, (rng, _) in names.helper_rngs.items()})
         self.functions[id(plan.function)] = (plan, names)
-        self.batch_size_reads |= plan.batch_size_reads
+        self.current_reads |= plan.current_reads
         self.dropped_statements |= plan.dropped_statements | set(plan.hoisted)
         self.hoisted |= set(plan.hoisted)
         replaced = {id(s.call.node) for s in plan.sources}  # rewritten whole, with their statement
@@ -202,8 +202,8 @@ class Migrator(Transformer):
         return self.op_rewriter.leave_SimpleString(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute | cst.Name, updated_node) -> cst.BaseExpression:
-        if id(original_node) in self.batch_size_reads:
-            return cst.Name("batch_size")
+        if id(original_node) in self.current_reads:
+            return cst.Name(self.current_reads[id(original_node)])
         if isinstance(original_node, cst.Attribute) and id(original_node) in self.call_sites.output_uses:
             return self.call_sites.rewrite_attribute(original_node, updated_node)
         return self.op_rewriter.leave_Attribute(original_node, updated_node)  # data type constants

@@ -180,6 +180,7 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     epoch = names.epoch if plan.marks_epoch_ends else None
     made_once: list[tuple[int, cst.BaseStatement]] = []  # body position -> what makes a source
     replacements = dict(replacements or {})
+    body = _comments_of_dropped_carried(body, replacements)
     for source in plan.sources:  # before the reader leaves the body: indices are the original's
         if source.kind == sources.PARAMETER:  # parameter_sources.py plans it from the callers, or blocks
             raise AssertionError(f"the source `{source.parameter}` of `{plan.graph.name}` was never planned")
@@ -227,7 +228,8 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
     before_loop = _with_seeded_rngs(before_loop, seeded_later)
     setup += [s for _, s in before_loop if replacements.get(id(s), [s])]
     body = [new for k, (_, s) in enumerate(rest) if k not in once for new in replacements.get(id(s), [s])]
-    body[0] = body[0].with_changes(leading_lines=[])  # the loop's first line follows the loop's header
+    # the loop's first line follows the loop's header (its comments stay)
+    body[0] = body[0].with_changes(leading_lines=[line for line in body[0].leading_lines if line.comment is not None])
     if plan.checkpointing:
         rngs = [names.rng] if _draws_from_its_rng(plan, names) else []
         setup += checkpointing.generator_registrations(reader_names[: len(targets)], [*rngs, *names.op_rngs.values()])
@@ -334,6 +336,22 @@ def _epochs(stream: cst.BaseStatement, names: GeneratorNames, counts_iterations:
         f"    return\n"
         f"yield None  # the sources ended an epoch\n{counted}").body
     return cst.While(test=cst.Name("True"), body=cst.IndentedBlock(body=[*restart, stream, *after, *restarts]))
+
+
+def _comments_of_dropped_carried(body: list[cst.BaseStatement], replacements: dict) -> list[cst.BaseStatement]:
+    """A statement replaced by nothing (``device_id = Pipeline.current().device_id``) leaves the
+    comment lines above it to the statement after it."""
+    body = list(body)
+    for position, statement in enumerate(body[:-1]):
+        comments = [line for line in statement.leading_lines if line.comment is not None]
+        if replacements.get(id(statement)) != [] or not comments:
+            continue
+        following = body[position + 1]
+        carried = following.with_changes(leading_lines=[*comments, *following.leading_lines])
+        if id(following) in replacements:
+            replacements[id(carried)] = replacements.pop(id(following))
+        body[position + 1] = carried
+    return body
 
 
 def _metadata_first(plan: PipelinePlan, reader_names: list[str]) -> cst.BaseStatement:

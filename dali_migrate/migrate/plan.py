@@ -96,7 +96,7 @@ class PipelinePlan:
     capture: bool = False  # its reader's epochs run with next_epoch(capture=True) (Config.capture)
     # ``Pipeline.current().max_batch_size`` reads (ids): the generator's ``batch_size``; and the
     # graph statements that only named the current pipeline or copied its batch size (dropped)
-    batch_size_reads: set[int] = field(default_factory=set)
+    current_reads: dict[int, str] = field(default_factory=dict)  # id(``Pipeline.current().x``) -> parameter
     dropped_statements: set[int] = field(default_factory=set)
     # names the graph reads from the module that its generator's parameters of the same name and
     # default stand for: a caller must not pass another value (``_check_generator_names``)
@@ -533,13 +533,16 @@ class _CallsUnderLocals(Visitor):
 
 
 CURRENT_PIPELINE = frozenset({"nvidia.dali.Pipeline.current", "nvidia.dali.pipeline.Pipeline.current"})
-BATCH_SIZE_ATTRIBUTES = frozenset({"max_batch_size", "batch_size"})
+# what the pipeline being defined tells, and the generator parameter that holds it (device_id
+# is None in both modes where none is given; num_threads is resolved by DALI, so it is not here)
+CURRENT_ATTRIBUTES = {"max_batch_size": "batch_size", "batch_size": "batch_size", "device_id": "device_id"}
 
 
 def _plan_current_pipeline(plan: PipelinePlan) -> None:
     """``Pipeline.current()`` in a graph is the pipeline being defined, which dynamic mode does not
-    have. Its ``max_batch_size`` is the generator's ``batch_size``: read directly, or through a
-    name the graph binds to it once at its top and uses for nothing else."""
+    have. Its ``max_batch_size`` is the generator's ``batch_size`` and its ``device_id`` the
+    generator's ``device_id``: read directly, or through a name the graph binds to it once at
+    its top and uses for nothing else."""
     current = [c for c in plan.calls if c.qualname in CURRENT_PIPELINE]
     if not current:
         return
@@ -557,15 +560,15 @@ def _plan_current_pipeline(plan: PipelinePlan) -> None:
         if id(call.node) in uses.read_calls or alias is not None and alias_reads[alias] is not None:
             continue
         plan.block("DM001", call.node, "`Pipeline.current()` is the pipeline being defined, which dynamic mode "
-                                       "does not have: only its `max_batch_size` (the generator's "
-                                       "`batch_size`) has a migration")
+                                       "does not have: only its `max_batch_size` and `device_id` (the "
+                                       "generator's `batch_size` and `device_id`) have a migration")
         return
     for name, statement in aliases.items():
         reads |= alias_reads[name]
         plan.dropped_statements.add(id(statement))
-    plan.batch_size_reads = reads
+    plan.current_reads = {read: CURRENT_ATTRIBUTES[uses.attribute_names[read]] for read in reads}
     for statement in plan.function.body.body:  # ``batch_size = pipe.max_batch_size``: it is already
-        if _copies_batch_size(statement, reads):
+        if _copies_a_parameter(statement, plan.current_reads):
             plan.dropped_statements.add(id(statement))
 
 
@@ -574,9 +577,9 @@ def _current_pipeline_alias(statement: cst.BaseStatement, calls: set[int]) -> st
     return assigned[0] if assigned is not None and id(assigned[1]) in calls else None
 
 
-def _copies_batch_size(statement: cst.BaseStatement, reads: set[int]) -> bool:
+def _copies_a_parameter(statement: cst.BaseStatement, reads: dict[int, str]) -> bool:
     assigned = name_assignment(statement)
-    return assigned is not None and assigned[0] == "batch_size" and id(assigned[1]) in reads
+    return assigned is not None and reads.get(id(assigned[1])) == assigned[0]
 
 
 class _CurrentPipelineUses(Visitor):
@@ -589,10 +592,12 @@ class _CurrentPipelineUses(Visitor):
         self.read_calls: set[int] = set()
         self.names: dict[str, list[cst.Name]] = {}
         self.attributes: dict[int, cst.Attribute] = {}  # id(name read) -> its attribute
+        self.attribute_names: dict[int, str] = {}  # id(attribute read) -> ``max_batch_size``, ...
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value not in BATCH_SIZE_ATTRIBUTES:
+        if node.attr.value not in CURRENT_ATTRIBUTES:
             return
+        self.attribute_names[id(node)] = node.attr.value
         if id(node.value) in self.calls:
             self.direct_reads.append(id(node))
             self.read_calls.add(id(node.value))
@@ -1101,7 +1106,8 @@ def _mapped_params(plan: PipelinePlan, keywords: dict) -> list[str]:
     # a pipeline called only from other modules may be given a device there, unless its
     # decorator fixes one (importers that pass another are kept: _check_device_kept)
     called_elsewhere = not plan.factory_calls and "device_id" not in plan.pipeline_args
-    if "device_id" in given and not _all_none(plan, "device_id") or called_elsewhere:
+    reads_device = "device_id" in plan.current_reads.values()  # ``Pipeline.current().device_id``
+    if "device_id" in given and not _all_none(plan, "device_id") or called_elsewhere or reads_device:
         params.append("device_id")
     if "seed" in given or plan.random_calls or any(reader_needs_pipeline_seed(r.node) for r in plan.readers):
         params.append("seed")

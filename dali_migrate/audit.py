@@ -43,7 +43,8 @@ def audit(new_source: bytes, encoding: str = "utf-8", original: bytes = b"",
     problems: dict[tuple[str, int], AuditProblem] = {}
     strict = not _spells_batch_api(original)
     tree = python_ast(new_source)
-    found = [*build_model(tree, imported_generators, strict=strict).problems, *_new_undefined_names(text, tree, original)]
+    found = [*build_model(tree, imported_generators, strict=strict).problems, *_new_undefined_names(text, tree, original),
+             *_refused_calls(tree, original)]
     for problem in found:
         if suppressions.suppressed(problem.code, problem.line, problem.line):
             continue
@@ -76,6 +77,20 @@ def _new_undefined_names(text: str, tree: ast.Module, original: bytes) -> list[_
     enclosing = _enclosing_functions(tree)
     return [_Undefined("DM001", f"`{name}` is not defined there (a NameError)", line, enclosing(line))
             for name, line in sorted(new.items()) if name not in before]
+
+
+def _refused_calls(tree: ast.Module, original: bytes) -> list[_Undefined]:
+    """Calls of the module's own functions that the signatures the migration gave them refuse
+    (a TypeError), blamed on the function called and the functions around the call."""
+    from .call_signatures import refused_calls
+
+    try:
+        before = python_ast(original) if original else None
+    except (SyntaxError, ValueError):
+        return []
+    enclosing = _enclosing_functions(tree)
+    return [_Undefined("DM001", f"`{name}(...)` {why} (a TypeError)", line, enclosing(line) | {name})
+            for name, line, why in refused_calls(tree, before)]
 
 
 def _spells_batch_api(source: bytes) -> bool:

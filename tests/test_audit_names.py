@@ -26,3 +26,24 @@ def test_globals_builtins_and_star_imports_are_not_reported():
     assert audit(migrated, "utf-8", b"") == []
     starred = b"from os.path import *\n\n\ndef h():\n    return join('a', 'b')\n"
     assert audit(starred, "utf-8", b"") == []
+
+
+ORIGINAL_GRAPH = b"def graph(root):\n    return root\n\n\nfor batch in graph('a', device_id=None):\n    print(batch)\n"
+
+
+def test_a_call_the_new_signature_refuses_fails_the_audit():
+    migrated = (b"def graph(root, *, batch_size):\n    yield root\n\n\n"
+                b"for batch in graph('a', device_id=None):\n    print(batch)\n")
+    [problem] = audit(migrated, "utf-8", ORIGINAL_GRAPH)
+    assert problem.line == 5 and "`graph(...)` takes no `device_id=` argument (a TypeError)" in problem.message
+    assert problem.origins == frozenset({"graph"})
+
+
+def test_a_call_the_new_signature_takes_passes_the_audit():
+    migrated = (b"def graph(root, *, batch_size=2, device_id=None):\n    yield root\n\n\n"
+                b"for batch in graph('a', device_id=None):\n    print(batch)\n")
+    assert audit(migrated, "utf-8", ORIGINAL_GRAPH) == []
+
+
+def test_calls_of_functions_the_migration_left_alone_are_not_judged():
+    assert audit(ORIGINAL_GRAPH, "utf-8", ORIGINAL_GRAPH) == []

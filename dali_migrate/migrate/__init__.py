@@ -23,6 +23,7 @@ from .iterator_classes import with_loader_base
 from .iterators import IteratorNotMigratable, TorchLoaders, is_jax, iterator_name, iterator_sites, unbound_pipelines
 from .names import all_names, unique_name, variable_names
 from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments, has_data_inputs, literal_names
+from .jax_data_iterator import with_loader_function
 from .manual_epochs import plan_manual_epochs
 from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
 from .places import Places, node_ids
@@ -88,9 +89,12 @@ class HelperRequest:
 
 class Migrator(Transformer):
     def __init__(self, facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: str,
-                 call_sites: CallSiteRewrites, todos: TodoInserter, helpers: dict | None = None) -> None:
+                 call_sites: CallSiteRewrites, todos: TodoInserter, helpers: dict | None = None,
+                 jax_loader_class: str = torch_loader.JAX_CLASS_NAME, taken: set[str] | None = None) -> None:
         super().__init__()
         self.facts = facts
+        self.jax_loader_class = jax_loader_class  # what ``@data_iterator`` functions now make
+        self.taken = taken or set()
         self.ndd_alias = ndd_alias
         self.call_sites = call_sites
         self.todos = todos
@@ -253,6 +257,8 @@ class Migrator(Transformer):
         plan, names = entry
         self.local_renames = {}
         function = migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs)
+        if plan.jax_iterator is not None:  # callers keep calling what makes the loader
+            return with_loader_function(plan, function, self.jax_loader_class, self.taken)
         hoisted = self.hoisted_lines.get(id(original_node))
         if not hoisted:
             return function
@@ -557,7 +563,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     own = [p for p in migratable if not p.imported]
     for plan in own:  # capture runs one source's epochs; a checkpoint registers the reader itself
         plan.capture = capture and len(plan.readers) == 1 and not plan.checkpointing
-    migrator = Migrator(facts, own, ndd_alias, call_sites, todos, helpers)
+    migrator = Migrator(facts, own, ndd_alias, call_sites, todos, helpers, jax_loader_class, all_names(module))
     new_module = module.visit(migrator)
     if rebased:
         new_module = with_loader_base(new_module, rebased, loader_class)
@@ -567,13 +573,15 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
         new_module = fix_imports(new_module, need_ndd=bool(own),
                                  need_numpy=need_numpy, need_types=types_names,
                                  need_itertools=any(len(p.readers) > 1 for p in own))
-    for_jax = any(is_jax(site) for site in reader_meta.loaders)
-    if reader_meta.loaders and loader_import:
+    jax_functions = any(p.jax_iterator is not None for p in own)  # ``@data_iterator`` ones
+    for_jax = any(is_jax(site) for site in reader_meta.loaders) or jax_functions
+    needs_loader = bool(reader_meta.loaders) or jax_functions
+    if needs_loader and loader_import:
         names = {torch_loader.JAX_CLASS_NAME: jax_loader_class} if for_jax else {}
         if not all(is_jax(site) for site in reader_meta.loaders):
             names = {torch_loader.CLASS_NAME: loader_class, **names}
         new_module = add_local_import(new_module, torch_loader.import_statement(loader_import, names))
-    elif reader_meta.loaders:
+    elif needs_loader:
         classes = torch_loader.source(loader_class, jax_loader_class if for_jax else None)
         new_module = insert_after_imports(new_module, cst.parse_module(classes).body)
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in own],
@@ -581,7 +589,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                            sorted({*_exported(module, facts, own), *rebased}),  # importers must follow
                            {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable},
                            {p.graph.name: pipeline_safety(p) for p in own},
-                           bool(reader_meta.loaders and loader_import), _helper_requests(module, facts, own),
+                           bool(needs_loader and loader_import), _helper_requests(module, facts, own),
                            loader_ends_at_sources=bool(reader_meta.epoch_end_calls),
                            loader_for_jax=for_jax, loader_counts_size=reader_meta.sized)
 

@@ -219,14 +219,18 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
     if manual_epochs is not None:
         rewrites.run_receivers, rewrites.resets = manual_epochs.run_receivers, manual_epochs.resets
     rewrites.fixed_ids |= set(reader_meta.lookups) | set(checkpoints.replaced)
-    pipe_vars = {var for plan in plans for var in plan.pipe_vars}
+    # what a ``@data_iterator`` function makes is the loader now: its ``reset()`` is the loader's
+    pipe_vars = {var for plan in plans if plan.jax_iterator is None for var in plan.pipe_vars}
     for plan in plans:
         for call in plan.factory_calls:
             dropped = dropped_factory_args(plan, call)
             rewrites.factory_dropped_args[id(call)] = dropped
             rewrites.fixed_ids.add(id(call))
             rewrites.fixed_ids |= {id(arg) for arg in call.args}
+    loaders_made = {var for plan in plans if plan.jax_iterator is not None for var in plan.pipe_vars}
     for site in facts.pipeline_method_calls:
+        if site.origin in loaders_made:  # ``iterator.reset()``: the loader's own method
+            rewrites.fixed_ids.add(id(site.node))
         if site.origin not in pipe_vars:
             continue
         if id(site.node) in rewrites.resets:

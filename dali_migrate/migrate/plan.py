@@ -89,6 +89,8 @@ class PipelinePlan:
     yields_reader_meta: bool = False
     # a loader ends its epochs where the sources stop: the generator can yield None there (iterators.py)
     marks_epoch_ends: bool = False
+    # ``@data_iterator`` (JAX): the loader's arguments (jax_data_iterator.py)
+    jax_iterator: dict | None = None
     # pipeline variables reset by hand after their sources ended an epoch (manual_epochs.py)
     epochs_by_hand: set[str] = field(default_factory=set)
     # a legacy subclass (subclass.Subclass) the function was made from: other modules call the class
@@ -137,10 +139,11 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
                             helpers: dict | None = None) -> PipelinePlan:
     """``helpers``: the module's graph helpers (helpers.graph_helpers), found here if not given."""
     keywords, positional = decorator_args(graph)
-    plan = PipelinePlan(graph, graph.node, keywords)
-    if iterator_decorator(graph.node, facts.imports) is not None:
-        _block_iterator_decorator(plan)
-        return plan
+    jax_iterator = iterator_decorator(graph.node, facts.imports) is not None
+    if jax_iterator:  # the decorator's arguments are the iterator's; it made the pipeline on device 0
+        iterator_keywords, iterator_positional = keywords, positional
+        keywords, positional = {"device_id": cst.Integer("0")}, []
+    plan = PipelinePlan(graph, graph.node, keywords, jax_iterator={} if jax_iterator else None)
     helpers = graph_helpers(facts) if helpers is None else helpers
     plan.calls = ([c for c in facts.calls if c.graph is graph] + _nested_random_calls(graph, facts)
                   + random_helper_calls(graph.node, helpers))
@@ -161,15 +164,11 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     plan.params = _mapped_params(plan, keywords)
     _check_generator_names(plan)
     _check_op_seeds(plan)
+    if jax_iterator:
+        from .jax_data_iterator import plan_iterator_decorator
+
+        plan_iterator_decorator(plan, facts, iterator_keywords, iterator_positional)
     return plan
-
-
-def _block_iterator_decorator(plan: PipelinePlan) -> None:
-    plan.block("DM010", plan.graph.decorator,
-               "`@data_iterator` (JAX) wraps this graph in DALI's JAX iterator, which the migration does not "
-               "rewrite yet: write it as a `@pipeline_def` function and a JAX `DALIGenericIterator([pipe], "
-               "output_map, reader_name=...)` where it is called, then run migrate again (it migrates that "
-               "iterator to `DALIJaxLoader`)")
 
 
 def plan_imported_pipeline(defined: PipelinePlan, local: str, facts: ModuleFacts,
@@ -947,7 +946,15 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
     for site in facts.tensorlist_uses:
         if site.origin in plan.pipe_vars and site.detail in UNSUPPORTED_OUTPUT_METHODS:
             plan.block("DM007", site.node, f"`{site.detail}()` on a pipeline output")
-    stray_nodes = [n for key in [name, *plan.pipe_vars] for n in strays.get(key, [])]
+    # a ``@data_iterator`` call makes the loader: what holds it is used as any object
+    holders = plan.pipe_vars if plan.jax_iterator is None else []
+    stray_nodes = [n for key in [name, *holders] for n in strays.get(key, [])]
+    if plan.jax_iterator is not None:
+        called = getattr(strays, "called", {})
+        known = {id(call) for call in plan.factory_calls}
+        # wherever it is called (``for batch in eval_iterator(...)``), its arguments are planned
+        plan.factory_calls += [called[id(n)] for n in stray_nodes if id(n) in called and id(called[id(n)]) not in known]
+        stray_nodes = [n for n in stray_nodes if id(n) not in called]
     consumed = _block_graph_consumers(plan, facts, {id(n) for n in stray_nodes})
     in_containers = getattr(strays, "in_containers", set())
     in_iterators = getattr(strays, "in_iterators", {})
@@ -1161,6 +1168,8 @@ class _StrayReferenceFinder(Visitor):
         self.stack.append(node)
         if id(node) in self.accounted:
             return False
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in self.names:
+            self.found.called[id(node.func)] = node
         for element in _container_elements(node):  # ``[make(shard_id=i) for i in range(n)]``
             if isinstance(element, cst.Call):
                 self.found.in_containers.add(id(element.func))
@@ -1215,6 +1224,7 @@ class Strays(dict):
         self.in_containers: set[int] = set()
         self.in_iterators: dict[int, str] = {}  # id(name) -> the iterator it is made in
         self.context: dict[int, str] = {}  # id(name) -> the code it is used in (_use_context)
+        self.called: dict[int, cst.Call] = {}  # id(name) of the names called (``f(...)`` anywhere) -> the call
 
 
 def _container_elements(node: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -82,9 +82,11 @@ class FrameworkIterator(Rule):
     asks `super()` for what the loader has too and defines no private names of its own
     (`class LightningWrapper(DALIGenericIterator)`) derives from `DALITorchLoader` instead; a
     pipeline variable bound in each branch of an `if`/`else` before the iterator is fixed when
-    every branch needs the same loader arguments. Everything else (a list of pipelines, no
-    `reader_name=` or `size=` over a reader,
-    JAX's `@data_iterator`, other frameworks) keeps the pipeline in pipeline mode, with a TODO
+    every branch needs the same loader arguments. JAX's `@data_iterator` function becomes its
+    migrated graph (`<name>_batches`) and a function of its name that makes `DALIJaxLoader` over
+    it, so that its callers stay as they are (one device, `reader_name=`, FILL or DROP).
+    Everything else (a list of pipelines, no `reader_name=` or `size=` over a reader,
+    `sharding=`/`devices=`, other frameworks) keeps the pipeline in pipeline mode, with a TODO
     naming the manual step.
     """
 

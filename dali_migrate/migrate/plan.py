@@ -153,6 +153,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _plan_current_pipeline(plan)
     _check_serialized(plan, facts)
     _check_calls(plan, facts)
+    _check_auto_aug_helpers(plan, facts)
     _check_operator_objects(plan, facts)
     _check_called_parameters(plan, facts)
     _check_body(plan)
@@ -246,7 +247,9 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
             _check_constant(plan, call.node, facts)
             continue
         if not call.qualname.startswith("nvidia.dali.fn."):
-            if call.qualname.startswith("nvidia.dali.ops."):
+            if call.qualname.startswith(AUTO_AUG_MODULE):
+                _block_auto_aug(plan, call.node)
+            elif call.qualname.startswith("nvidia.dali.ops."):
                 plan.block("DM009", call.node, "legacy `ops` object inside the graph")
             elif call.qualname.startswith(MATH_MODULE) and call.qualname.removeprefix(MATH_MODULE) not in facts.optable.ndd_math:
                 plan.block("DM015", call.node, f"`{call.qualname}` has no `ndd.math` equivalent")
@@ -290,6 +293,36 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
                 a.keyword is None for a in site.node.args):
             plan.block("DM015", site.node, "`.shape()` of a DataNode: call it on a name, with `dtype=`/`device=` "
                                            "only")
+
+
+AUTO_AUG_MODULE = "nvidia.dali.auto_aug."
+
+
+def _block_auto_aug(plan: PipelinePlan, call: cst.Call) -> None:
+    """``nvidia.dali.auto_aug`` builds its policies from DataNodes and per-sample conditionals:
+    the pipeline has to stay a graph until DALI gives it a dynamic-mode version."""
+    from .todo import KEPT
+
+    plan.block("DM020", call, f"{KEPT}: `{dotted_name(call.func)}` (`nvidia.dali.auto_aug`) builds its "
+                              "augmentations as a pipeline graph, and dynamic mode has no version of it")
+
+
+def _check_auto_aug_helpers(plan: PipelinePlan, facts: ModuleFacts) -> None:
+    """A function of the module that applies ``nvidia.dali.auto_aug``, called by the graph."""
+    from .todo import KEPT
+
+    loose = [c for c in facts.calls if c.graph is None and c.qualname.startswith(AUTO_AUG_MODULE)]
+    if not loose:
+        return
+    applying: dict[str, DaliCall] = {}
+    for name, functions in facts.module_functions.items():
+        inside = set().union(*(node_ids(f) for f in functions))
+        applying.update({name: c for c in loose if id(c.node) in inside})
+    for call in calls_named(plan.function, set(applying)):
+        plan.block("DM020", call, f"{KEPT}: `{dotted_name(call.func)}` applies "
+                                  f"`{dotted_name(applying[dotted_name(call.func)].node.func)}` "
+                                  "(`nvidia.dali.auto_aug`), which builds its augmentations as a pipeline "
+                                  "graph; dynamic mode has no version of it")
 
 
 CONSTANT = "nvidia.dali.types.Constant"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..analysis import ModuleFacts
+from ..analysis import ModuleFacts, iterated_pipeline
 from ..rules import Finding
 from .places import node_ids
 from .plan import NOT_FOLLOWED, PipelinePlan
@@ -46,11 +46,21 @@ def _uses_of_kept_pipelines(facts: ModuleFacts, blocked) -> dict[int, str]:
     if not kept:
         return {}
     sites = [*facts.pipeline_method_calls, *facts.tensorlist_uses]
-    return {id(site.node): kept[site.origin] for site in sites if site.origin in kept}
+    uses = {id(site.node): kept[site.origin] for site in sites if site.origin in kept}
+    for site in facts.iterator_uses:  # ``DALIClassificationIterator(pipe, ...)`` over a kept ``pipe``
+        pipeline = iterated_pipeline(site.node)
+        if pipeline is not None and facts.key_of(pipeline) in kept:
+            uses[id(site.node)] = kept[facts.key_of(pipeline)]
+    return uses
 
 
-def _staying(message: str, pipeline: str | None) -> str:
-    return message if pipeline is None else f"{message} (it stays: `{pipeline}` is {KEPT})"
+def _staying(finding: Finding, pipeline: str | None) -> str:
+    if pipeline is None:
+        return finding.message
+    message = finding.message
+    if finding.code == "DM010":  # its advice is how to iterate the migrated pipeline: there is none
+        message = ": ".join(message.split(": ")[:2])
+    return f"{message} (it stays: `{pipeline}` is {KEPT})"
 
 
 def _comment_texts(lines) -> list[str]:
@@ -99,7 +109,7 @@ class TodoInserter:
                     Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node)]
         explained = {(t.code, id(t.node)) for t in todos}  # a blocker says more than the finding
         staying = _uses_of_kept_pipelines(facts, blocked.values())
-        todos += [Todo(f.code, _staying(f.message, staying.get(id(f.node))), f.node) for f in unfixed
+        todos += [Todo(f.code, _staying(f, staying.get(id(f.node))), f.node) for f in unfixed
                   if id(f.node) not in hidden and (f.code, id(f.node)) not in explained]
         return cls(todos)
 

@@ -107,6 +107,8 @@ class ModuleFacts:
     tensorlists: set[str] = field(default_factory=set)
     dense_tensors: set[str] = field(default_factory=set)  # names bound to ``output.as_tensor()``
     pipeline_method_calls: list[Site] = field(default_factory=list)
+    # ``pipe.max_batch_size`` outside graphs: the settings a pipeline was made with (detail: the attribute)
+    pipeline_attribute_reads: list[Site] = field(default_factory=list)
     pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
     pipeline_binding_targets: list[cst.BaseExpression] = field(default_factory=list)
     # ``self.pipe = None``, ``pipe = None``: a placeholder, the same in both modes (ids of targets)
@@ -759,6 +761,10 @@ class _FactCollector(Visitor):
             dotted_name(node.value) in self.facts.output_tuples or self._is_run_call(node.value))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in PIPELINE_SETTINGS and self.graph is None:
+            key = self._pipeline_key(node.value)
+            if key is not None:
+                self.facts.pipeline_attribute_reads.append(Site(node, dotted_name(node.value), node.attr.value, key))
         if node.attr.value == "shape" and _is_method_call(node.value, "at") and self._is_tensorlist(node.value.func.value):
             self.facts.sample_shapes.add(id(node.value))
         elif node.attr.value == "dtype" and self._holds_dali_dtype(node.value):
@@ -802,6 +808,10 @@ class _FactCollector(Visitor):
         if method == "shape" and _is_method_call(receiver, "as_tensor"):
             method = "tensor_shape"  # a dense Tensor's shape() is a list, ndd's .shape a tuple
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
+
+
+# ``Pipeline`` properties that only give back how the pipeline was made
+PIPELINE_SETTINGS = frozenset({"max_batch_size", "batch_size", "num_threads", "device_id"})
 
 
 # TensorList methods a ``hasattr`` test may ask for -> the name an ndd Batch has for them

@@ -97,7 +97,8 @@ KEPT_BY_THE_AUDIT = {"trust_graphs", "source_objects_kept", "parameter_sources_k
 # Programs compared as whole programs only: the harness cannot build their pipelines itself (a
 # seed computed at the call, `seed=12 + device_id`; a pipeline made inside `__init__`).
 PROGRAM_ONLY = {"nemo_audio_dataset", "datapipe_on_self", "legacy_nvidia_style", "held_pipelines", "held_in_self", "self_sources", "iter_setup_feed",
-                "graph_attributes", "pipeline_functions_passed", "raised_source_epochs", "manual_source_epochs"}
+                "graph_attributes", "pipeline_functions_passed", "raised_source_epochs", "manual_source_epochs",
+                "pipeline_settings"}
 # train_script's losses follow its random augmentation, which draws from a new ndd RNG stream:
 # only the harness, which aligns the streams, compares it
 SAME_OUTPUT = sorted(set(RUNNABLE) - {"train_classifier", "train_script"} | KEPT_BY_THE_AUDIT | PROGRAM_ONLY)

@@ -28,6 +28,7 @@ from .manual_epochs import plan_manual_epochs
 from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
 from .places import Places, node_ids
 from .parameter_sources import resolve_parameter_sources
+from .pipeline_settings import NotMigratable as SettingNotMigratable, setting_sites
 from .plan import (
     PipelinePlan,
     block_hidden_module_reads, block_imported_graph_helpers, block_mixed_factory_calls, block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
@@ -208,6 +209,8 @@ class Migrator(Transformer):
     def leave_Attribute(self, original_node: cst.Attribute | cst.Name, updated_node) -> cst.BaseExpression:
         if id(original_node) in self.current_reads:
             return cst.Name(self.current_reads[id(original_node)])
+        if id(original_node) in self.call_sites.reader_meta.lookups:  # ``pipe.max_batch_size``
+            return self.call_sites.reader_meta.lookups[id(original_node)]
         if isinstance(original_node, cst.Attribute) and id(original_node) in self.call_sites.output_uses:
             return self.call_sites.rewrite_attribute(original_node, updated_node)
         return self.op_rewriter.leave_Attribute(original_node, updated_node)  # data type constants
@@ -343,7 +346,7 @@ def _places_of_uses(module: cst.Module, facts: ModuleFacts, plans: list[Pipeline
     checkpoints are used: those uses are tied to the binding in force in their function."""
     pipe_vars = [v for p in plans for v in p.pipe_vars]
     by_hand = {v for p in plans for v in p.epochs_by_hand}
-    uses = [*meta_sites(facts, pipe_vars), *iterator_sites(facts, pipe_vars),
+    uses = [*meta_sites(facts, pipe_vars), *iterator_sites(facts, pipe_vars), *setting_sites(facts, pipe_vars),
             *(site for var in pipe_vars for site in checkpoint_sites(facts, var)),
             *(site for site in facts.pipeline_method_calls if site.origin in by_hand)]
     places = Places({id(s.node) for s in uses} | {id(call) for call in facts.pipeline_factory_calls})
@@ -361,7 +364,7 @@ def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
     by_plan: dict[int, ReaderMetaRewrites] = {}
     _block_unbound_iterators(facts, plans)
     pipe_vars = [v for p in plans for v in p.pipe_vars]
-    if not meta_sites(facts, pipe_vars) and not iterator_sites(facts, pipe_vars):
+    if not meta_sites(facts, pipe_vars) and not iterator_sites(facts, pipe_vars) and not setting_sites(facts, pipe_vars):
         return by_plan
     for plan in [p for p in plans if p.migratable]:
         try:
@@ -369,6 +372,9 @@ def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
             planned = plan_reader_meta(plan, facts, factories, ndd_alias, places, loaders)
         except IteratorNotMigratable as reason:
             plan.block("DM010", reason.site.node, str(reason))
+            continue
+        except SettingNotMigratable as reason:
+            plan.block("DM003", reason.site.node, str(reason))
             continue
         except NotMigratable as reason:
             for site in meta_sites(facts, plan.pipe_vars):
@@ -378,6 +384,9 @@ def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
             continue
         by_plan[id(plan)] = planned
     for plan, site, reason in unlike_rewrites([(p, by_plan[id(p)]) for p in plans if id(p) in by_plan]):
+        if isinstance(site, cst.Attribute):  # ``pipe.max_batch_size``
+            plan.block("DM003", site, reason)
+            continue
         is_lookup = isinstance(site.func, cst.Attribute) and site.func.attr.value in META_METHODS
         plan.block("DM017" if is_lookup else "DM010", site, reason)
     return by_plan

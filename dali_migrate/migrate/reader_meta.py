@@ -33,6 +33,7 @@ from .ops import bracket_moved, reader_constructor, realigned
 from ..analysis import is_pipeline_target
 from ..pipeline_scopes import spelled
 from .plan import all_params
+from .pipeline_settings import setting_rewrite, setting_sites
 from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
@@ -213,12 +214,13 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
     several = len(plan.readers) > 1
     for var in plan.pipe_vars:
         sites = meta_sites(facts, [var])
+        settings = setting_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
         bindings = {id(site): [_made_by(call, facts, factory_statements, plan) for call in
                                factories_in_scope(factory_statements.get(var, []), site, places, var, plan, facts)]
-                    for site in [*sites, *loader_sites]}
+                    for site in [*sites, *settings, *loader_sites]}
         # a use in another method than the one that made the pipeline reads the metadata from the object
-        elsewhere = [(site, call) for site in [*sites, *loader_sites] for call in bindings[id(site)]
+        elsewhere = [(site, call) for site in [*sites, *settings, *loader_sites] for call in bindings[id(site)]
                      if places.scope(call) is not places.scope(site.node)]
         for site, call in elsewhere:
             if places.owner_class(call) is None or places.owner_class(call) is not places.owner_class(site.node):
@@ -226,6 +228,11 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                                     "only the methods of one class share what it gives (through `self`): make "
                                     "the iterator, or read the epoch size, where the pipeline is made")
         on_self = bool(elsewhere)
+        for site, factory_call in [(s, c) for s in settings for c in bindings[id(s)]]:
+            expression, statement = setting_rewrite(plan, site, factory_call, on_self)
+            rewrites.rewrite(site, expression)
+            if statement is not None:
+                rewrites.statements_after.setdefault(id(factory_call), {}).setdefault(dotted_name(expression), statement)
         # there, `var` may hold another pipeline too: each plan rewrites the site alike (checked after)
         for site, factory_call in [(s, c) for s in [*sites, *loader_sites] for c in bindings[id(s)]]:
             if site in loader_sites and loaders.ends_at_sources(site):

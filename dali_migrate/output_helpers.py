@@ -3,11 +3,12 @@
 NVIDIA's notebooks hand a batch to a display helper (``show_images(images)``) that calls
 ``image_batch.at(j)``. When every call of such a module-level function passes outputs of
 pipelines for a parameter, and the function uses that parameter only through the TensorList API
-(``.at()``, ``.as_cpu()``, ``.as_array()``, ``len()``, ``[i]``, ...), its uses are rewritten with
-the call sites; the pipelines it takes outputs from are then migrated together or kept together.
-Anything else (the function used as a value, the parameter rebound, passed on, iterated, or
-read in a nested function) leaves the helper alone, and the audit keeps the pipelines whose
-outputs would reach it.
+(``.at()``, ``.as_cpu()``, ``.as_array()``, ``len()``, ``[i]``, ...) or iterates over it
+(an ndd Batch gives its samples too, as Tensors, and the audit judges what is done with them),
+its uses are rewritten with the call sites; the pipelines it takes outputs from are then
+migrated together or kept together. Anything else (the function used as a value, the
+parameter rebound, passed on, or read in a nested function) leaves the helper alone, and the
+audit keeps the pipelines whose outputs would reach it.
 """
 
 from __future__ import annotations
@@ -267,6 +268,18 @@ class _ParamUses(Visitor):
             param = self._receiver_param(node.args[0].value)
             if param is not None:
                 self.uses.append((node, param, "len"))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._iterated(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._iterated(node.target, node.iter)
+
+    def _iterated(self, target: cst.BaseAssignTargetExpression, iterated: cst.BaseExpression) -> None:
+        """``for sample in images``: an ndd Batch iterates over its samples too, as Tensors; the
+        audit judges what the loop does with them."""
+        if isinstance(target, cst.Name) and isinstance(iterated, cst.Name) and iterated.value in self.params:
+            self.accounted.add(id(iterated))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         param = self._receiver_param(node.value)

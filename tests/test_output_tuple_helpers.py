@@ -61,3 +61,17 @@ def test_any_other_use_of_the_tuple_keeps_the_pipeline(body):
     [(name, reasons)] = result.pipelines
     assert reasons, f"{name} was reported migrated"
     assert b"pipe.run()" in (result.new_source or PROGRAM.encode())
+
+
+@pytest.mark.parametrize("body, migrated", [
+    ("    images = out[0]\n    print([np.asarray(image).shape for image in images])", True),
+    ("    images = out[0]\n    for image in images:\n        print(np.array(image).sum())", True),
+    # a sample's TensorList-era API fails on an ndd Tensor: the audit keeps the pipeline
+    ("    images = out[0]\n    print([image.shape() for image in images])", False),
+    ("    images = out[0]\n    for image in images:\n        print(image.layout())", False),
+])
+def test_a_helper_iterating_over_an_output_migrates_when_its_samples_are_used_alike(body, migrated):
+    result = migrate(body)
+    [(name, reasons)] = result.pipelines
+    assert (not reasons) == migrated, reasons
+    assert (b"pipe.run()" in (result.new_source or PROGRAM.encode())) != migrated

@@ -61,3 +61,22 @@ def test_a_setting_the_call_does_not_give_keeps_the_pipeline(case):
     [(name, reasons)] = result.pipelines
     assert name == "labels" and any(reason in r for r in reasons), reasons
     assert "@pipeline_def" in result.new_source.decode()
+
+
+def test_a_name_of_the_module_is_not_overwritten_by_the_setting_variable():
+    code = ("def main(n):\n    pipe_batch_size = 99\n    pipe = labels('a', batch_size=n + 1)\n"
+            "    return pipe.max_batch_size, pipe_batch_size\n")
+    result = migrate_source((HEADER.format(decorator="") + code).encode(), "run.py", Config())
+    assert result.pipelines == [("labels", [])]
+    migrated = result.new_source.decode()
+    assert "    pipe_batch_size_1 = n + 1\n    return pipe_batch_size_1, pipe_batch_size" in migrated, migrated
+
+
+def test_a_rebound_pipeline_variable_reads_the_setting_of_its_latest_pipeline():
+    code = ("def main(n):\n    pipe = labels('a', batch_size=n)\n    first = pipe.max_batch_size\n"
+            "    pipe = labels('a', batch_size=n * 2)\n    return first, pipe.max_batch_size\n")
+    result = migrate_source((HEADER.format(decorator="") + code).encode(), "run.py", Config())
+    assert result.pipelines == [("labels", [])], result.pipelines
+    migrated = result.new_source.decode()
+    assert ("    pipe_batch_size = n\n    first = pipe_batch_size\n" in migrated
+            and "    pipe_batch_size = n * 2\n    return first, pipe_batch_size" in migrated), migrated

@@ -28,7 +28,7 @@ from .manual_epochs import plan_manual_epochs
 from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
 from .places import Places, node_ids
 from .parameter_sources import resolve_parameter_sources
-from .pipeline_settings import NotMigratable as SettingNotMigratable, setting_sites
+from .pipeline_settings import NotMigratable as SettingNotMigratable, SettingNames, setting_sites
 from .plan import (
     PipelinePlan,
     block_hidden_module_reads, block_imported_graph_helpers, block_mixed_factory_calls, block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
@@ -366,10 +366,11 @@ def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
     pipe_vars = [v for p in plans for v in p.pipe_vars]
     if not meta_sites(facts, pipe_vars) and not iterator_sites(facts, pipe_vars) and not setting_sites(facts, pipe_vars):
         return by_plan
+    setting_names = SettingNames(all_names(module) if setting_sites(facts, pipe_vars) else set())
     for plan in [p for p in plans if p.migratable]:
         try:
             loaders = TorchLoaders(plan, facts, *loader_classes, module, keep)
-            planned = plan_reader_meta(plan, facts, factories, ndd_alias, places, loaders)
+            planned = plan_reader_meta(plan, facts, factories, ndd_alias, places, loaders, setting_names)
         except IteratorNotMigratable as reason:
             plan.block("DM010", reason.site.node, str(reason))
             continue

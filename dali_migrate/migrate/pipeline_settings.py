@@ -26,6 +26,7 @@ import libcst as cst
 from ..analysis import ModuleFacts, Site
 from ..imports import dotted_name
 from ..pipeline_scopes import spelled
+from .names import unique_name
 from .pure import LITERALS, evaluates_the_same_twice
 
 # the property -> the pipeline argument it gives back
@@ -90,17 +91,34 @@ def _is_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, LITERALS) or isinstance(node, cst.Name) and node.value in ("None", "True", "False")
 
 
-def variable_name(site: Site) -> str:
+def variable_base(site: Site) -> str:
     """``pipe_batch_size`` for ``pipe.max_batch_size``; ``self.pipe``'s is ``pipe_batch_size`` too."""
     return f"{spelled(site.origin).removeprefix('self.')}_{SETTING_ARGUMENTS[site.detail]}"
 
 
-def setting_rewrite(plan, site: Site, factory_call: cst.Call, on_self: bool) -> tuple[cst.BaseExpression, cst.BaseStatement | None]:
+class SettingNames:
+    """One new variable per pipeline variable and setting (set after each call that binds the
+    pipeline variable, so it follows the variable's rebindings), named apart from every name of
+    the module (``taken``): a user's own ``pipe_batch_size`` is not overwritten."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken
+        self.chosen: dict[tuple[str, str], str] = {}
+
+    def name(self, site: Site, on_self: bool) -> str:
+        key = (site.origin, SETTING_ARGUMENTS[site.detail])
+        if key not in self.chosen:  # an attribute (``self.pipe_batch_size``) takes no local name
+            self.chosen[key] = unique_name(variable_base(site), set(self.taken) if on_self else self.taken)
+        return self.chosen[key]
+
+
+def setting_rewrite(plan, site: Site, factory_call: cst.Call, on_self: bool,
+                    names: SettingNames) -> tuple[cst.BaseExpression, cst.BaseStatement | None]:
     """The expression ``site`` becomes, and the statement to put after ``factory_call`` (None
     for a literal, which is copied)."""
     value = setting_value(plan, site, factory_call)
     if _is_literal(value):
         return value, None
-    name = ("self." if on_self else "") + variable_name(site)
+    name = ("self." if on_self else "") + names.name(site, on_self)
     statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.parse_expression(name))], value)])
     return cst.parse_expression(name), statement

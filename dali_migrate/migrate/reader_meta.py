@@ -33,7 +33,7 @@ from .ops import bracket_moved, reader_constructor, realigned
 from ..analysis import is_pipeline_target
 from ..pipeline_scopes import spelled
 from .plan import all_params
-from .pipeline_settings import setting_rewrite, setting_sites
+from .pipeline_settings import SettingNames, setting_rewrite, setting_sites
 from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
@@ -207,11 +207,13 @@ def _graph_locals(function: cst.FunctionDef) -> set[str]:
 
 
 def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, list[cst.Call]],
-                     ndd_alias: str, places, loaders: Loaders | None = None) -> ReaderMetaRewrites:
+                     ndd_alias: str, places, loaders: Loaders | None = None,
+                     setting_names: SettingNames | None = None) -> ReaderMetaRewrites:
     """Rewrites for every metadata lookup on ``plan``'s pipelines, and for the framework
     iterators over them (``loaders``); NotMigratable names the first one a person must do."""
     rewrites = ReaderMetaRewrites()
     several = len(plan.readers) > 1
+    setting_names = setting_names or SettingNames(set())
     for var in plan.pipe_vars:
         sites = meta_sites(facts, [var])
         settings = setting_sites(facts, [var])
@@ -229,7 +231,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                                     "the iterator, or read the epoch size, where the pipeline is made")
         on_self = bool(elsewhere)
         for site, factory_call in [(s, c) for s in settings for c in bindings[id(s)]]:
-            expression, statement = setting_rewrite(plan, site, factory_call, on_self)
+            expression, statement = setting_rewrite(plan, site, factory_call, on_self, setting_names)
             rewrites.rewrite(site, expression)
             if statement is not None:
                 rewrites.statements_after.setdefault(id(factory_call), {}).setdefault(dotted_name(expression), statement)

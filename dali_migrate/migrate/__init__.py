@@ -103,6 +103,9 @@ class Migrator(Transformer):
         self.per_sample_ifs: dict[int, tuple] = {}  # id(if statement) -> (PerSampleIf, function name)
         self.per_sample_tests: set[int] = set()
         self.migrated_ifs: dict[int, list[cst.BaseStatement]] = {}  # id(new if) -> its replacement
+        # the new nodes migrated_ifs and comment_carriers name, kept alive: a freed node's id may
+        # be given to a node made later, which would then be replaced or removed too
+        self.named_by_id: list[cst.CSTNode] = []
         self.comment_carriers: set[int] = set()  # removed statements whose comments stay
         self.current_reads: dict[int, str] = {}  # ``Pipeline.current().max_batch_size`` -> ``batch_size``
         self.dropped_statements: set[int] = set()  # graph statements that named the current pipeline
@@ -241,6 +244,7 @@ class Migrator(Transformer):
         entry = self.per_sample_ifs.get(id(original_node))
         if entry is not None:  # replaced in migrate_function, whose statement indices must hold
             branch, function_name = entry
+            self.named_by_id.append(updated_node)
             self.migrated_ifs[id(updated_node)] = per_sample_statements(branch, updated_node, function_name,
                                                                         self.ndd_alias)
         return updated_node
@@ -278,6 +282,7 @@ class Migrator(Transformer):
             graph = next(f for f in reversed(self.function_stack) if f in self.functions)
             self.hoisted_lines.setdefault(graph, []).append(updated_node)
         if id(original_node) in self.dropped_statements:  # migrate_function drops it, keeping indices
+            self.named_by_id.append(updated_node)
             self.migrated_ifs[id(updated_node)] = []
             return updated_node
         if self.call_sites.is_removed_statement(original_node):
@@ -285,6 +290,7 @@ class Migrator(Transformer):
                 return cst.RemoveFromParent()
             carrier = updated_node.with_changes(body=[cst.Pass()])  # its comments go to what follows
             self.comment_carriers.add(id(carrier))
+            self.named_by_id.append(carrier)
             return carrier
         statements = self.call_sites.statements_for(original_node, updated_node)
         return updated_node if statements is None else cst.FlattenSentinel(statements)
@@ -296,6 +302,7 @@ class Migrator(Transformer):
             return updated_node
         carrier = cst.SimpleStatementLine([cst.Pass()], leading_lines=updated_node.leading_lines)
         self.comment_carriers.add(id(carrier))
+        self.named_by_id.append(carrier)
         return carrier
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):

@@ -26,7 +26,7 @@ from .ops import GraphOpRewriter, OpRewritePlan, dtype_arguments, has_data_input
 from .jax_data_iterator import with_loader_function
 from .manual_epochs import plan_manual_epochs
 from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
-from .places import Places, node_ids
+from .places import MadeNodes, Places, node_ids
 from .parameter_sources import resolve_parameter_sources
 from .pipeline_settings import NotMigratable as SettingNotMigratable, SettingNames, setting_sites
 from .plan import (
@@ -103,10 +103,10 @@ class Migrator(Transformer):
         self.per_sample_ifs: dict[int, tuple] = {}  # id(if statement) -> (PerSampleIf, function name)
         self.per_sample_tests: set[int] = set()
         self.migrated_ifs: dict[int, list[cst.BaseStatement]] = {}  # id(new if) -> its replacement
-        # the new nodes migrated_ifs and comment_carriers name, kept alive: a freed node's id may
-        # be given to a node made later, which would then be replaced or removed too
+        # the new nodes migrated_ifs names, kept alive: a freed node's id may be given to a node
+        # made later, which would then be replaced too
         self.named_by_id: list[cst.CSTNode] = []
-        self.comment_carriers: set[int] = set()  # removed statements whose comments stay
+        self.comment_carriers = MadeNodes()  # removed statements whose comments stay
         self.current_reads: dict[int, str] = {}  # ``Pipeline.current().max_batch_size`` -> ``batch_size``
         self.dropped_statements: set[int] = set()  # graph statements that named the current pipeline
         self.hoisted: set[int] = set()  # graph lines that run where the ``with`` was (plan.hoisted)
@@ -289,8 +289,7 @@ class Migrator(Transformer):
             if not updated_node.leading_lines:
                 return cst.RemoveFromParent()
             carrier = updated_node.with_changes(body=[cst.Pass()])  # its comments go to what follows
-            self.comment_carriers.add(id(carrier))
-            self.named_by_id.append(carrier)
+            self.comment_carriers.add(carrier)
             return carrier
         statements = self.call_sites.statements_for(original_node, updated_node)
         return updated_node if statements is None else cst.FlattenSentinel(statements)
@@ -301,8 +300,7 @@ class Migrator(Transformer):
         if not _drives_only(original_node, self.call_sites):
             return updated_node
         carrier = cst.SimpleStatementLine([cst.Pass()], leading_lines=updated_node.leading_lines)
-        self.comment_carriers.add(id(carrier))
-        self.named_by_id.append(carrier)
+        self.comment_carriers.add(carrier)
         return carrier
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
@@ -317,11 +315,11 @@ class Migrator(Transformer):
     def _comments_passed_on(self, block):
         """A removed statement (``pipe.build()``) leaves the comments above it (a ``# %%`` cell
         marker, a note) to the statement after it, or to the end of the block."""
-        if not any(id(statement) in self.comment_carriers for statement in block.body):
+        if not any(statement in self.comment_carriers for statement in block.body):
             return block
         body, pending = [], []
         for statement in block.body:
-            if id(statement) in self.comment_carriers:
+            if statement in self.comment_carriers:
                 pending += statement.leading_lines
                 continue
             if pending:

@@ -11,6 +11,7 @@ from ..imports import IMPORT_TYPES, dotted_name
 from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from .checkpointing import CheckpointRewrites
 from .ops import append_keyword, without_keywords
+from .places import MadeNodes
 from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
 from .reader_meta import ReaderMetaRewrites
 
@@ -66,12 +67,12 @@ class CallSiteRewrites:
     fixed_ids: set[int] = field(default_factory=set)
     reader_meta: ReaderMetaRewrites = field(default_factory=ReaderMetaRewrites)
     checkpoints: CheckpointRewrites = field(default_factory=CheckpointRewrites)
-    dense_checks: set[int] = field(default_factory=set)  # the comparisons written for is_dense_tensor()
+    dense_checks: MadeNodes = field(default_factory=MadeNodes)  # the comparisons written for is_dense_tensor()
     sample_shapes: set[int] = field(default_factory=set)  # ``out.at(i)`` read only for ``.shape``
-    arrays_made: set[int] = field(default_factory=set)  # the ``np.asarray(...)`` calls written here
+    arrays_made: MadeNodes = field(default_factory=MadeNodes)  # the ``np.asarray(...)`` calls written here
     run_receivers: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(run call) -> what next() reads
     resets: dict[int, cst.BaseStatement] = field(default_factory=dict)  # id(reset call) -> its new statement
-    dense_made: set[int] = field(default_factory=set)  # the ``ndd.as_tensor(...)`` calls written here
+    dense_made: MadeNodes = field(default_factory=MadeNodes)  # the ``ndd.as_tensor(...)`` calls written here
 
     def statements_for(self, line: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> list | None:
         """What replaces ``line``: ``pipe.checkpoint()`` becomes collect + serialize; a checkpoint
@@ -140,10 +141,10 @@ class CallSiteRewrites:
             return updated.with_changes(func=_attr(receiver, "cpu"))
         if method == "as_tensor":
             dense = _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
-            self.dense_made.add(id(dense))
+            self.dense_made.add(dense)
             return dense
         if method == "as_array":  # ``out.as_tensor().as_array()``: the tensor is dense already
-            dense = receiver if id(receiver) in self.dense_made else _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
+            dense = receiver if receiver in self.dense_made else _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
             return self._array(dense)
         if method == "tensor_shape":
             return _call(cst.Name("list"), _attr(receiver, "shape"))
@@ -156,7 +157,7 @@ class CallSiteRewrites:
 
     def _array(self, value: cst.BaseExpression) -> cst.Call:
         array = _call(_dotted(f"{self.numpy_alias}.asarray"), value)
-        self.arrays_made.add(id(array))
+        self.arrays_made.add(array)
         return array
 
     def _without_a_second_array(self, call: cst.Call) -> cst.Call:
@@ -164,7 +165,7 @@ class CallSiteRewrites:
         ``np.asarray(np.asarray(...))``: an array made here, given alone to ``np.asarray`` or
         ``np.array``, is given as what it was made of."""
         if (len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
-                and id(call.args[0].value) in self.arrays_made
+                and call.args[0].value in self.arrays_made
                 and dotted_name(call.func) in {f"{self.numpy_alias}.asarray", f"{self.numpy_alias}.array"}):
             return call.with_changes(args=[call.args[0].with_changes(value=call.args[0].value.args[0].value)])
         return call
@@ -177,12 +178,12 @@ class CallSiteRewrites:
         check = cst.Comparison(_call(cst.Name("len"), shapes),
                                [cst.ComparisonTarget(cst.LessThanEqual(), cst.Integer("1"))],
                                lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        self.dense_checks.add(id(check))
+        self.dense_checks.add(check)
         return check
 
     def without_needless_parentheses(self, argument: cst.Arg) -> cst.Arg:
         """A dense check passed as a call's argument needs no parentheses of its own."""
-        if id(argument.value) not in self.dense_checks:
+        if argument.value not in self.dense_checks:
             return argument
         return argument.with_changes(value=argument.value.with_changes(lpar=[], rpar=[]))
 

@@ -9,6 +9,21 @@ from ..visitors import Visitor, walk
 NESTING = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match)
 
 
+class MadeNodes:
+    """Nodes a transformer wrote and must recognise later, by identity. It holds them: once a
+    node is freed, CPython may give its ``id()`` to a node made after it, which a set of ids
+    would then take for it."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[int, cst.CSTNode] = {}
+
+    def add(self, node: cst.CSTNode) -> None:
+        self._nodes[id(node)] = node
+
+    def __contains__(self, node: cst.CSTNode) -> bool:
+        return self._nodes.get(id(node)) is node
+
+
 class Places(Visitor):
     """For each wanted node: its innermost function (None at module level), its order in the
     module, and whether it stands directly in that function's body, outside any loop, branch,

@@ -102,10 +102,7 @@ class Migrator(Transformer):
         self.functions: dict[int, tuple[PipelinePlan, GeneratorNames]] = {}
         self.per_sample_ifs: dict[int, tuple] = {}  # id(if statement) -> (PerSampleIf, function name)
         self.per_sample_tests: set[int] = set()
-        self.migrated_ifs: dict[int, list[cst.BaseStatement]] = {}  # id(new if) -> its replacement
-        # the new nodes migrated_ifs names, kept alive: a freed node's id may be given to a node
-        # made later, which would then be replaced too
-        self.named_by_id: list[cst.CSTNode] = []
+        self.migrated_ifs = MadeNodes()  # new if (or dropped statement) -> its replacement
         self.comment_carriers = MadeNodes()  # removed statements whose comments stay
         self.current_reads: dict[int, str] = {}  # ``Pipeline.current().max_batch_size`` -> ``batch_size``
         self.dropped_statements: set[int] = set()  # graph statements that named the current pipeline
@@ -244,9 +241,8 @@ class Migrator(Transformer):
         entry = self.per_sample_ifs.get(id(original_node))
         if entry is not None:  # replaced in migrate_function, whose statement indices must hold
             branch, function_name = entry
-            self.named_by_id.append(updated_node)
-            self.migrated_ifs[id(updated_node)] = per_sample_statements(branch, updated_node, function_name,
-                                                                        self.ndd_alias)
+            self.migrated_ifs.add(updated_node, per_sample_statements(branch, updated_node, function_name,
+                                                                      self.ndd_alias))
         return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -263,7 +259,7 @@ class Migrator(Transformer):
             return self.random_helpers.with_parameters(original_node, updated_node)
         plan, names = entry
         self.local_renames = {}
-        function = migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs)
+        function = migrate_function(plan, updated_node, names, self.facts.optable, self.migrated_ifs.values_by_id())
         if plan.jax_iterator is not None:  # callers keep calling what makes the loader
             return with_loader_function(plan, function, self.jax_loader_class, self.taken)
         hoisted = self.hoisted_lines.get(id(original_node))
@@ -282,8 +278,7 @@ class Migrator(Transformer):
             graph = next(f for f in reversed(self.function_stack) if f in self.functions)
             self.hoisted_lines.setdefault(graph, []).append(updated_node)
         if id(original_node) in self.dropped_statements:  # migrate_function drops it, keeping indices
-            self.named_by_id.append(updated_node)
-            self.migrated_ifs[id(updated_node)] = []
+            self.migrated_ifs.add(updated_node, [])
             return updated_node
         if self.call_sites.is_removed_statement(original_node):
             if not updated_node.leading_lines:
@@ -369,9 +364,10 @@ def _plan_reader_meta(module: cst.Module, facts: ModuleFacts, plans: list[Pipeli
     by_plan: dict[int, ReaderMetaRewrites] = {}
     _block_unbound_iterators(facts, plans)
     pipe_vars = [v for p in plans for v in p.pipe_vars]
-    if not meta_sites(facts, pipe_vars) and not iterator_sites(facts, pipe_vars) and not setting_sites(facts, pipe_vars):
+    settings = setting_sites(facts, pipe_vars)
+    if not meta_sites(facts, pipe_vars) and not iterator_sites(facts, pipe_vars) and not settings:
         return by_plan
-    setting_names = SettingNames(all_names(module) if setting_sites(facts, pipe_vars) else set())
+    setting_names = SettingNames(all_names(module) if settings else set())
     for plan in [p for p in plans if p.migratable]:
         try:
             loaders = TorchLoaders(plan, facts, *loader_classes, module, keep)

@@ -32,7 +32,6 @@ from .pure import LITERALS, evaluates_the_same_twice
 # the property -> the pipeline argument it gives back
 SETTING_ARGUMENTS = {"max_batch_size": "batch_size", "batch_size": "batch_size", "num_threads": "num_threads",
                      "device_id": "device_id"}
-PIPELINE_POSITIONS = ("batch_size", "num_threads", "device_id")  # ``Pipeline(batch_size, num_threads, device_id)``
 
 
 class NotMigratable(Exception):
@@ -50,7 +49,7 @@ def setting_sites(facts: ModuleFacts, pipe_vars: list[str]) -> list[Site]:
 def setting_value(plan, site: Site, factory_call: cst.Call) -> cst.BaseExpression:
     """What ``factory_call`` gave the setting ``site`` reads."""
     argument = SETTING_ARGUMENTS[site.detail]
-    given = _given(factory_call, argument, plan)
+    given = _given(factory_call, argument)
     if given is None:
         given = plan.pipeline_args.get(argument)
         if given is not None and not _is_literal(given) and not _written_for_a_with_graph(plan):
@@ -65,16 +64,10 @@ def setting_value(plan, site: Site, factory_call: cst.Call) -> cst.BaseExpressio
     return given
 
 
-def _given(call: cst.Call, argument: str, plan) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == argument:
-            return arg.value
-    if plan.graph.kind != "decorator" and argument in PIPELINE_POSITIONS:  # ``Pipeline(8, 2, 0)``
-        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-        index = PIPELINE_POSITIONS.index(argument)
-        if index < len(positional):
-            return positional[index].value
-    return None
+def _given(call: cst.Call, argument: str) -> cst.BaseExpression | None:
+    """Pipeline arguments are keywords at the calls a plan reads: ``@pipeline_def`` takes them so,
+    and normalize.py gives ``Pipeline(8, 2, 0)`` and subclasses' arguments to a decorator."""
+    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == argument), None)
 
 
 def _written_for_a_with_graph(plan) -> bool:

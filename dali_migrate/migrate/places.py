@@ -10,18 +10,26 @@ NESTING = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match
 
 
 class MadeNodes:
-    """Nodes a transformer wrote and must recognise later, by identity. It holds them: once a
-    node is freed, CPython may give its ``id()`` to a node made after it, which a set of ids
-    would then take for it."""
+    """Nodes a transformer wrote and must recognise later, by identity, each with what it
+    stands for. It holds them: once a node is freed, CPython may give its ``id()`` to a node
+    made after it, which a dict or set of ids would then take for it."""
 
     def __init__(self) -> None:
-        self._nodes: dict[int, cst.CSTNode] = {}
+        self._nodes: dict[int, tuple[cst.CSTNode, object]] = {}
 
-    def add(self, node: cst.CSTNode) -> None:
-        self._nodes[id(node)] = node
+    def add(self, node: cst.CSTNode, value: object = None) -> None:
+        self._nodes[id(node)] = (node, value)
+
+    def get(self, node: cst.CSTNode) -> object:
+        held, value = self._nodes.get(id(node), (None, None))
+        return value if held is node else None
 
     def __contains__(self, node: cst.CSTNode) -> bool:
-        return self._nodes.get(id(node)) is node
+        return self._nodes.get(id(node), (None,))[0] is node
+
+    def values_by_id(self) -> dict[int, object]:
+        """For code that looks nodes up by ``id()`` while this holds them."""
+        return {key: value for key, (_, value) in self._nodes.items()}
 
 
 class Places(Visitor):

@@ -14,6 +14,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..visitors import Transformer
+from .places import MadeNodes
 
 PURE_FUNCTIONS = frozenset({
     "len", "int", "float", "str", "bool", "min", "max", "abs", "round", "sorted", "tuple", "list",
@@ -66,8 +67,7 @@ class Substitution(Transformer):
     def __init__(self) -> None:
         super().__init__()
         self.not_variables: set[int] = set()
-        # id(parenthesized here) -> (it, as copied): holding it keeps its id from being reused
-        self.grouped: dict[int, tuple[cst.BaseExpression, cst.BaseExpression]] = {}
+        self.grouped = MadeNodes()  # parenthesized here -> as copied
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.not_variables.add(id(node.attr))
@@ -77,8 +77,8 @@ class Substitution(Transformer):
             self.not_variables.add(id(node.keyword))
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
-        grouped_value, copied = self.grouped.get(id(updated_node.value), (None, None))
-        return updated_node.with_changes(value=copied) if grouped_value is updated_node.value else updated_node
+        copied = self.grouped.get(updated_node.value)
+        return updated_node if copied is None else updated_node.with_changes(value=copied)
 
     def is_variable(self, node: cst.Name) -> bool:
         return id(node) not in self.not_variables
@@ -86,5 +86,5 @@ class Substitution(Transformer):
     def copy_of(self, value: cst.BaseExpression) -> cst.BaseExpression:
         grouped_value = grouped(value)
         if grouped_value is not value:
-            self.grouped[id(grouped_value)] = (grouped_value, value)
+            self.grouped.add(grouped_value, value)
         return grouped_value

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..analysis import ModuleFacts, iterated_pipeline
 from ..rules import Finding
+from ..rules.dm010_framework_iterator import FrameworkIterator, iterator_name
 from .places import node_ids
 from .plan import NOT_FOLLOWED, PipelinePlan
 
@@ -38,7 +39,7 @@ def _not_migrated(plan: PipelinePlan) -> str:
     return f"`{plan.graph.name}` was not migrated: fix the TODOs below, then re-run dali-migrate"
 
 
-def _uses_of_kept_pipelines(facts: ModuleFacts, blocked) -> dict[int, str]:
+def _uses_of_kept_pipelines(facts: ModuleFacts, blocked) -> dict[int, tuple[str, str | None]]:
     """id(node) -> the pipeline it uses, for the method calls and output uses of pipelines kept
     for a reason outside them (Triton, a framework that runs the graph): those uses stay."""
     kept = {var: plan.graph.name for plan in blocked if any(KEPT in b.message for b in plan.blockers)
@@ -46,21 +47,22 @@ def _uses_of_kept_pipelines(facts: ModuleFacts, blocked) -> dict[int, str]:
     if not kept:
         return {}
     sites = [*facts.pipeline_method_calls, *facts.tensorlist_uses]
-    uses = {id(site.node): kept[site.origin] for site in sites if site.origin in kept}
+    uses = {id(site.node): (kept[site.origin], None) for site in sites if site.origin in kept}
     for site in facts.iterator_uses:  # ``DALIClassificationIterator(pipe, ...)`` over a kept ``pipe``
         pipeline = iterated_pipeline(site.node)
         if pipeline is not None and facts.key_of(pipeline) in kept:
-            uses[id(site.node)] = kept[facts.key_of(pipeline)]
+            # DM010's advice is how to iterate the migrated pipeline: there is none
+            uses[id(site.node)] = (kept[facts.key_of(pipeline)], f"{FrameworkIterator.message}: {iterator_name(site)}")
     return uses
 
 
-def _staying(finding: Finding, pipeline: str | None) -> str:
-    if pipeline is None:
-        return finding.message
-    message = finding.message
-    if finding.code == "DM010":  # its advice is how to iterate the migrated pipeline: there is none
-        message = ": ".join(message.split(": ")[:2])
-    return f"{message} (it stays: `{pipeline}` is {KEPT})"
+def _staying(message: str, use: tuple[str, str | None] | None) -> str:
+    """``use``: the kept pipeline a finding's node uses, and what to say of it instead, if not
+    the finding's message."""
+    if use is None:
+        return message
+    pipeline, instead = use
+    return f"{instead or message} (it stays: `{pipeline}` is {KEPT})"
 
 
 def _comment_texts(lines) -> list[str]:
@@ -109,7 +111,7 @@ class TodoInserter:
                     Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node)]
         explained = {(t.code, id(t.node)) for t in todos}  # a blocker says more than the finding
         staying = _uses_of_kept_pipelines(facts, blocked.values())
-        todos += [Todo(f.code, _staying(f, staying.get(id(f.node))), f.node) for f in unfixed
+        todos += [Todo(f.code, _staying(f.message, staying.get(id(f.node))), f.node) for f in unfixed
                   if id(f.node) not in hidden and (f.code, id(f.node)) not in explained]
         return cls(todos)
 

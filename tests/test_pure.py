@@ -7,7 +7,7 @@ import pytest
 
 from dali_migrate.config import Config
 from dali_migrate.engine import migrate_file
-from dali_migrate.migrate.pure import evaluates_the_same_twice, grouped
+from dali_migrate.migrate.pure import evaluates_the_same_twice, folded, grouped
 
 
 @pytest.mark.parametrize("code", [
@@ -103,3 +103,17 @@ def steps(world):
     code = result.new_source.decode()
     assert "yield_reader_meta" not in code
     assert code.count("ndd.readers.File(") == 2
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("12 + None if None else 12", "12"),  # ``seed=12 + device_id if device_id else 12``, device_id=None
+    ("12 + (None or 0)", "12"),
+    ("12 + (3 or 0)", "15"),
+    ("a if 0 else (b + c)", "(b + c)"),
+    ('"" or "cpu"', '"cpu"'),
+    ("12 + rank if rank else 12", "12 + rank if rank else 12"),  # nothing a literal decides
+    ("x or 3", "x or 3"),
+    ("(x and 1) + 2", "(x and 1) + 2"),
+])
+def test_what_literals_decide_is_worked_out(code, expected):
+    assert cst.Module([]).code_for_node(folded(cst.parse_expression(code))) == expected

@@ -88,3 +88,59 @@ class Substitution(Transformer):
         if grouped_value is not value:
             self.grouped.add(grouped_value, value)
         return grouped_value
+
+
+_UNKNOWN = object()
+
+
+def _literal_value(node: cst.BaseExpression) -> object:
+    """The value of ``None``/``True``/``False``, an integer or a plain string; else _UNKNOWN."""
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[node.value]
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    return _UNKNOWN
+
+
+def _in_place_of(node: cst.BaseExpression, kept: cst.BaseExpression) -> cst.BaseExpression:
+    """``kept`` standing where ``node`` stood: a literal needs no parentheses, anything else
+    keeps the ones ``node`` had (it binds at least as tightly as the operation it replaces)."""
+    if _literal_value(kept) is not _UNKNOWN:
+        return kept.with_changes(lpar=[], rpar=[])
+    return kept.with_changes(lpar=node.lpar, rpar=node.rpar) if node.lpar else kept
+
+
+class _Folding(Transformer):
+    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.BaseExpression:
+        test = _literal_value(updated_node.test)
+        if test is _UNKNOWN:
+            return updated_node
+        return _in_place_of(updated_node, updated_node.body if test else updated_node.orelse)
+
+    def leave_BooleanOperation(self, original_node: cst.BooleanOperation,
+                               updated_node: cst.BooleanOperation) -> cst.BaseExpression:
+        left = _literal_value(updated_node.left)
+        if left is _UNKNOWN:
+            return updated_node
+        takes_left = bool(left) == isinstance(updated_node.operator, cst.Or)
+        return _in_place_of(updated_node, updated_node.left if takes_left else updated_node.right)
+
+    def leave_BinaryOperation(self, original_node: cst.BinaryOperation,
+                              updated_node: cst.BinaryOperation) -> cst.BaseExpression:
+        left, right = _literal_value(updated_node.left), _literal_value(updated_node.right)
+        operations = {cst.Add: int.__add__, cst.Subtract: int.__sub__, cst.Multiply: int.__mul__}
+        operation = operations.get(type(updated_node.operator))
+        if operation is None or not all(type(value) is int for value in (left, right)):
+            return updated_node
+        value = operation(left, right)
+        literal = cst.Integer(str(value)) if value >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-value)))
+        return _in_place_of(updated_node, literal)
+
+
+def folded(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` with what its literals decide worked out: ``12 + None if None else 12`` is
+    ``12``, ``12 + (None or 0)`` is ``12``. For expressions the migration computed by putting
+    a call's arguments in place of parameters (``seed=12 + device_id``)."""
+    return node.visit(_Folding())

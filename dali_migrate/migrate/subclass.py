@@ -43,7 +43,7 @@ from .names import all_names, assigned_targets, scope_names
 from .iter_setup import (SOURCE_FUNCTION, FedSources, NotFed, assigned_self_attributes, fed_sources, self_writes,
                          with_nonlocals)
 from .ops import TIGHT_EQUAL, keyword_arg
-from .pure import Substitution, evaluates_the_same_twice
+from .pure import Substitution, evaluates_the_same_twice, folded
 from .wrap import flatten, safe_to_reflow
 
 # Pipeline.__init__'s leading positional parameters, in order
@@ -835,4 +835,4 @@ def _substituted(value: cst.BaseExpression, given: dict[str, cst.BaseExpression]
                 return updated_node
             return self.copy_of(given[original_node.value])
 
-    return value.visit(Substitute())
+    return folded(value.visit(Substitute()))

@@ -20,7 +20,8 @@ DATA = Path(__file__).parent / "data"
 
 
 def test_written_lines_are_wrapped_as_black_wraps_them():
-    """wrap_cases.black.py is black 26.10's output (line length 88) for wrap_cases.py."""
+    """wrap_cases.black.py is black 26.10's output (line length 88) for wrap_cases.py (the two
+    comparisons at its end: ruff format's, the same layout)."""
     written = (DATA / "wrap_cases.py").read_bytes()
     assert wrap_long_lines(b"", written, 88) == (DATA / "wrap_cases.black.py").read_bytes()
 

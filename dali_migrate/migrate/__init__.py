@@ -155,7 +155,8 @@ class Migrator(Transformer):
                 self.op_plan.call_rngs[id(call.node)] = names.rng
         self.op_plan.mixed_strings |= plan.mixed_strings
         self.op_plan.constants.update(plan.constants)
-        per_sample = set().union(*(node_ids(branch.statement) for branch in plan.per_sample_ifs))
+        per_sample = set().union(*(node_ids(branch.statement) - _batch_condition_ids(branch)
+                                   for branch in plan.per_sample_ifs))
         self.op_plan.per_sample |= per_sample
         literals = literal_names(plan.function, self.facts.module_values)
         self.op_plan.constant_inputs |= {id(c.node) for c in plan.calls if c.op is not None
@@ -165,7 +166,8 @@ class Migrator(Transformer):
         self.op_plan.shape_methods |= {id(s.node) for s in self.facts.datanode_shapes
                                        if id(s.node) in inside and id(s.node) not in per_sample}
         for branch in plan.per_sample_ifs:
-            self.per_sample_ifs[id(branch.statement)] = (branch, unique_name("per_sample_if", taken))
+            condition = unique_name("condition", taken) if branch.batch_condition else None
+            self.per_sample_ifs[id(branch.statement)] = (branch, unique_name("per_sample_if", taken), condition)
             self.per_sample_tests |= branch.tests
             self.op_plan.needs_numpy = True
 
@@ -240,9 +242,14 @@ class Migrator(Transformer):
                 test=per_sample_test(updated_node.test, self.call_sites.numpy_alias))
         entry = self.per_sample_ifs.get(id(original_node))
         if entry is not None:  # replaced in migrate_function, whose statement indices must hold
-            branch, function_name = entry
+            branch, function_name, condition_name = entry
+            condition = None
+            if condition_name is not None:  # computed for the batch, read per sample
+                condition = (condition_name, updated_node.test)
+                updated_node = updated_node.with_changes(
+                    test=per_sample_test(cst.Name(condition_name), self.call_sites.numpy_alias))
             self.migrated_ifs.add(updated_node, per_sample_statements(branch, updated_node, function_name,
-                                                                      self.ndd_alias))
+                                                                      self.ndd_alias, condition))
         return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -604,3 +611,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                            loader_ends_at_sources=bool(reader_meta.epoch_end_calls),
                            loader_for_jax=for_jax, loader_counts_size=reader_meta.sized)
 
+
+def _batch_condition_ids(branch) -> set[int]:
+    """The nodes of a per-sample ``if``'s condition that is computed for the whole batch."""
+    return node_ids(branch.statement.test) if branch.batch_condition else set()

@@ -17,6 +17,13 @@ samples that batches what it returns::
 Operators give the same values on one sample as on a batch, so this is exact, but for random
 operators inside a branch: pipeline mode draws for the samples that take the branch, which no
 ndd call reproduces. Those, and conditionals on GPU data, are left for a person.
+
+The condition of the ``if`` itself is computed for the whole batch before the batch is split,
+so a random operator there (``if fn.random.coin_flip(probability=0.5):``, DALI's conditionals
+tutorial) draws for every sample. Such a condition is computed for the batch before the
+function, as pipeline mode did, and each sample's value is passed in (``condition``). Not when
+the condition holds ``and``/``or``/``x if c else y``: those decide per sample whether their
+other operand is computed at all.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ class PerSampleIf:
     inputs: list[str]  # DataNodes it reads: one sample of each is passed in
     outputs: list[str]  # what it assigns that later statements read
     tests: set[int] = field(default_factory=set)  # id() of every per-sample condition inside
+    # the ``if``'s own condition holds a random operator: it is computed for the batch first
+    batch_condition: bool = False
 
 
 def _datanode_names(node: cst.CSTNode, graph: Graph) -> set[str]:
@@ -152,9 +161,11 @@ def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst
     walk(statement, inside)
     if inside.returns:
         raise NotMigratable("`return` inside a per-sample `if`: assign the value and return after the `if`")
+    batch_condition = _draws_for_every_sample(statement.test, calls)
     ids = node_ids(statement)
+    in_condition = node_ids(statement.test) if batch_condition else set()
     for call in calls:
-        if id(call.node) not in ids:
+        if id(call.node) not in ids or id(call.node) in in_condition:
             continue
         if call.op is not None and (call.op.random or call.op.is_reader or call.op.fn == "external_source"):
             raise NotMigratable(f"`fn.{call.op.fn}` inside a per-sample `if`: pipeline mode draws only for "
@@ -168,9 +179,32 @@ def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst
     outputs = sorted(names.bound & read_later)
     if not outputs:
         raise NotMigratable("the `if` assigns nothing that the graph uses later")
+    if batch_condition:  # what only the condition reads is not passed in: the condition's value is
+        names = scope_names([statement.body, *([statement.orelse] if statement.orelse else [])])
     # a variable that only the branches assign has no sample to pass in
     inputs = sorted((names.loaded | set(outputs)) & tests.graph.datanodes & scope_names(before).bound)
-    return PerSampleIf(statement, inputs, outputs, {id(test) for test in inside.tests})
+    per_sample_tests = {id(test) for test in inside.tests} - ({id(statement.test)} if batch_condition else set())
+    return PerSampleIf(statement, inputs, outputs, per_sample_tests, batch_condition)
+
+
+class _ShortCircuits(Visitor):
+    found = False
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self.found = True
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.found = True
+
+
+def _draws_for_every_sample(test: cst.BaseExpression, calls: list[DaliCall]) -> bool:
+    """The condition calls a random operator and computes all of itself for every sample."""
+    ids = node_ids(test)
+    if not any(id(call.node) in ids and call.op is not None and call.op.random for call in calls):
+        return False
+    short_circuits = _ShortCircuits()
+    walk(test, short_circuits)
+    return not short_circuits.found
 
 
 def per_sample_test(test: cst.BaseExpression, numpy_alias: str) -> cst.BaseExpression:
@@ -185,17 +219,25 @@ def per_sample_test(test: cst.BaseExpression, numpy_alias: str) -> cst.BaseExpre
     return cst.Call(func=cst.Name("bool"), args=[cst.Arg(asarray)])
 
 
-def per_sample_statements(planned: PerSampleIf, migrated: cst.If, function_name: str,
-                          ndd_alias: str) -> list[cst.BaseStatement]:
+def per_sample_statements(planned: PerSampleIf, migrated: cst.If, function_name: str, ndd_alias: str,
+                          condition: tuple[str, cst.BaseExpression] | None = None) -> list[cst.BaseStatement]:
     """The function that runs ``migrated`` for one sample, and the statement that runs it for
-    every sample and batches the results."""
+    every sample and batches the results. ``condition``: the name and the batch value of a
+    condition computed before the function (``planned.batch_condition``); ``migrated`` tests
+    that name already."""
+    inputs = [condition[0], *planned.inputs] if condition else planned.inputs
     returned = ", ".join(planned.outputs)
-    header = cst.parse_statement(f"def {function_name}({', '.join(planned.inputs)}):  # one sample\n    pass\n")
+    header = cst.parse_statement(f"def {function_name}({', '.join(inputs)}):  # one sample\n    pass\n")
     body = [migrated.with_changes(leading_lines=[]), cst.parse_statement(f"return {returned}\n")]
     definition = header.with_changes(body=header.body.with_changes(body=body), leading_lines=migrated.leading_lines)
-    samples = f"[{function_name}(*sample) for sample in zip({', '.join(planned.inputs)})]"
+    before = []
+    if condition is not None:
+        assignment = cst.Assign([cst.AssignTarget(cst.Name(condition[0]))], condition[1])
+        before = [cst.SimpleStatementLine([assignment], leading_lines=migrated.leading_lines)]
+        definition = definition.with_changes(leading_lines=[])
+    samples = f"[{function_name}(*sample) for sample in zip({', '.join(inputs)})]"
     if len(planned.outputs) == 1:
-        return [definition, cst.parse_statement(f"{returned} = {ndd_alias}.batch({samples})\n")]
+        return [*before, definition, cst.parse_statement(f"{returned} = {ndd_alias}.batch({samples})\n")]
     results = f"{function_name}_results"
-    return [definition, cst.parse_statement(f"{results} = {samples}\n"),
+    return [*before, definition, cst.parse_statement(f"{results} = {samples}\n"),
             cst.parse_statement(f"{returned} = ({ndd_alias}.batch(list(outputs)) for outputs in zip(*{results}))\n")]

@@ -362,7 +362,7 @@ def _wrap_expression(expression: cst.BaseExpression, start: int, suffix: int, ba
         return _split_call(expression, trailing, base, level, layout, module)
     if _bracketed(expression):
         return _split_brackets(expression, base, level, layout, module)
-    if right_hand and isinstance(expression, (cst.Tuple, cst.IfExp, cst.BooleanOperation, cst.BinaryOperation)):
+    if right_hand and isinstance(expression, (cst.Tuple, *OPERATIONS)):
         opened = expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return _split_brackets(opened, base, level, layout, module)
     return expression
@@ -390,14 +390,15 @@ def _bare_generator(argument: cst.Arg) -> bool:
 
 
 COLLECTIONS = (cst.List, cst.Set, cst.Dict, cst.Tuple)
-PARENTHESIZED = (cst.Tuple, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation, cst.BinaryOperation)  # in lpar/rpar
+OPERATIONS = (cst.IfExp, cst.BooleanOperation, cst.BinaryOperation, cst.Comparison)
+PARENTHESIZED = (cst.Tuple, cst.GeneratorExp, *OPERATIONS)  # in lpar/rpar
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def _bracketed(expression: cst.BaseExpression) -> bool:
     if isinstance(expression, (cst.Tuple, cst.GeneratorExp)):
         return bool(expression.lpar) and (not isinstance(expression, cst.Tuple) or bool(expression.elements))
-    if isinstance(expression, (cst.IfExp, cst.BooleanOperation, cst.BinaryOperation)):
+    if isinstance(expression, OPERATIONS):
         return bool(expression.lpar)
     return isinstance(expression, COLLECTIONS + COMPREHENSIONS) and not (
         isinstance(expression, COLLECTIONS) and not expression.elements)
@@ -427,7 +428,25 @@ def _split_brackets(expression: cst.BaseExpression, base: int, level: int, layou
         return _split_operators(opened, level + 1, layout)
     if isinstance(expression, cst.BinaryOperation):
         return _split_arithmetic(opened, _rank(opened), level + 1, layout)
+    if isinstance(expression, cst.Comparison):
+        return _split_comparison(opened, base, level + 1, layout, module)
     return opened
+
+
+def _split_comparison(comparison: cst.Comparison, base: int, level: int, layout: _Layout,
+                      module: cst.Module) -> cst.Comparison:
+    """A line break before each comparison operator; an operand still too long for its line
+    is split on its own (``f(...)`` opened)."""
+    column = layout.indent(base, level)
+    left = _wrap_expression(comparison.left, column, 0, base, level, layout, module)
+    targets = []
+    for target in comparison.comparisons:
+        operator = target.operator.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+        start = column + len(_code(module, operator))  # ``< `` begins the line
+        operator = operator.with_changes(whitespace_before=_newline(level, layout))
+        comparator = _wrap_expression(target.comparator, start, 0, base, level, layout, module)
+        targets.append(target.with_changes(operator=operator, comparator=comparator))
+    return comparison.with_changes(left=left, comparisons=targets)
 
 
 def _split_arithmetic(operation: cst.BinaryOperation, rank: int, level: int, layout: _Layout) -> cst.BinaryOperation:

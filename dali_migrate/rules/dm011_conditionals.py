@@ -50,8 +50,10 @@ class Conditionals(Rule):
     ## Fix safety
     Fixed for `if`/`elif`/`else` statements at the top level of the graph, nested `if`s and
     `and`/`or`/`not` in their conditions included: operators give the same values on one
-    sample as on a batch. Left with a TODO: random operators or readers inside a branch
-    (pipeline mode draws only for the samples that take it), `and`/`or`/`not` on DataNodes
+    sample as on a batch. A random operator in the top-level `if`'s own condition draws for
+    every sample in both modes: the condition is computed for the batch before the function.
+    Left with a TODO: random operators or readers inside a branch or an `elif` condition
+    (pipeline mode draws only for the samples that reach it), `and`/`or`/`not` on DataNodes
     outside an `if`, `return` inside a branch, GPU operators inside a branch, and an `if` on
     a DataNode without `enable_conditionals=True`.
     """

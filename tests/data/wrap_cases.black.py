@@ -143,3 +143,13 @@ def f():
             + offset
             + ndd.random.uniform(range=(0.0, 1.0), batch_size=batch_size, rng=rngxx)
         )
+        condition_1 = (
+            ndd.random.uniform(range=[0.0, 1.0], batch_size=batch_size, rng=rngxxxxx)
+            < 0.25
+        )
+        condition_2 = (
+            ndd.random.uniform(
+                range=[0.0, 1.0], batch_size=batch_size, rng=rng, x=111111111111
+            )
+            < 0.25
+        )

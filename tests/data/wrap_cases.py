@@ -35,3 +35,5 @@ def f():
         img_noised = img + ndd.random.normal(img, stddev=ndd.random.uniform(range=(0.0, 0.33), batch_size=batch_size, rng=rng), rng=rng)
         scaled = images * 255.0 + ndd.random.uniform(range=(0.0, 1.0), batch_size=batch_size, rng=rng)
         shifted = images + offset + ndd.random.uniform(range=(0.0, 1.0), batch_size=batch_size, rng=rngxx)
+        condition_1 = ndd.random.uniform(range=[0.0, 1.0], batch_size=batch_size, rng=rngxxxxx) < 0.25
+        condition_2 = ndd.random.uniform(range=[0.0, 1.0], batch_size=batch_size, rng=rng, x=111111111111) < 0.25

@@ -107,6 +107,10 @@ class ModuleFacts:
     tensorlists: set[str] = field(default_factory=set)
     dense_tensors: set[str] = field(default_factory=set)  # names bound to ``output.as_tensor()``
     pipeline_method_calls: list[Site] = field(default_factory=list)
+    # ``for p in (train_pipe, val_pipe): p.build()``: one site per pipeline built (its node: the
+    # element), and the loops by id
+    build_loop_sites: list[Site] = field(default_factory=list)
+    build_loops: dict[int, cst.For] = field(default_factory=dict)
     # ``pipe.max_batch_size`` outside graphs: the settings a pipeline was made with (detail: the attribute)
     pipeline_attribute_reads: list[Site] = field(default_factory=list)
     pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
@@ -246,6 +250,17 @@ def _is_method_call(node: cst.BaseExpression, method: str) -> bool:
 
 def _is_slice(subscript: cst.Subscript) -> bool:
     return any(isinstance(element.slice, cst.Slice) for element in subscript.slice)
+
+
+def _only_builds(loop: cst.For) -> bool:
+    """The loop's body is ``target.build()`` statements, nothing else."""
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    target = loop.target.value
+    return bool(body) and all(
+        isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Expr)
+        and _is_method_call(line.body[0].value, "build") and not line.body[0].value.args
+        and dotted_name(line.body[0].value.func.value) == target
+        for line in body)
 
 
 def _unpacks(target: cst.BaseExpression) -> bool:
@@ -501,6 +516,22 @@ class _FactCollector(Visitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._bind_loop_target(node.target, node.iter)
+        self._note_build_loop(node)
+
+    def _note_build_loop(self, loop: cst.For) -> None:
+        """``for p in (train_pipe, val_pipe): p.build()``: a loop over pipeline variables whose
+        body only builds them."""
+        if not isinstance(loop.iter, (cst.Tuple, cst.List)) or not isinstance(loop.target, cst.Name):
+            return
+        if loop.orelse is not None or not _only_builds(loop):
+            return
+        elements = [e.value if isinstance(e, cst.Element) else None for e in loop.iter.elements]
+        keys = [self._pipeline_key(e) if e is not None and is_pipeline_target(e) else None for e in elements]
+        if not elements or None in keys:
+            return
+        self.facts.build_loops[id(loop)] = loop
+        self.facts.build_loop_sites += [Site(element, dotted_name(element), "build", key)
+                                        for element, key in zip(elements, keys)]
 
     def _bind_comprehension(self, node: cst.BaseComp) -> None:
         self.pipelines.enter_comprehension(node)

@@ -31,6 +31,7 @@ RUNNABLE = {
     "torch_training": {"shard_id": 1, "num_shards": 2},
     "per_sample_conditionals": {},
     "random_conditions": {},
+    "build_loop": {"training": True, "batch_size": 4},
     "resume_training": {},
     "external_iterator": {},
     "graph_helpers": {},

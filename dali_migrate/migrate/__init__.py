@@ -236,7 +236,18 @@ class Migrator(Transformer):
             return self.op_rewriter.leave_Subscript(original_node, updated_node)
         return self.call_sites.rewrite_subscript(original_node, updated_node)
 
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        value = self.call_sites.ungrouped(updated_node.value)
+        return updated_node if value is updated_node.value else updated_node.with_changes(value=value)
+
+    def leave_While(self, original_node: cst.While, updated_node: cst.While) -> cst.While:
+        test = self.call_sites.ungrouped(updated_node.test)
+        return updated_node if test is updated_node.test else updated_node.with_changes(test=test)
+
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        test = self.call_sites.ungrouped(updated_node.test)
+        if test is not updated_node.test:
+            updated_node = updated_node.with_changes(test=test)
         if id(original_node.test) in self.per_sample_tests:
             updated_node = updated_node.with_changes(
                 test=per_sample_test(updated_node.test, self.call_sites.numpy_alias))
@@ -297,9 +308,18 @@ class Migrator(Transformer):
         return updated_node if statements is None else cst.FlattenSentinel(statements)
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For):
-        """``for _ in range(depth): pipe.schedule_run()`` only drove the pipeline: it goes with
-        what it called (its comments stay, for what follows)."""
-        if not _drives_only(original_node, self.call_sites):
+        """``for _ in range(depth): pipe.schedule_run()`` only drove the pipeline, ``for p in
+        (train_pipe, val_pipe): p.build()`` only built migrated ones: it goes with what it
+        called (its comments stay, for what follows)."""
+        still_built = self.call_sites.build_loops.get(id(original_node))
+        if still_built:  # a pipeline that stays is still built
+            kept = [updated.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                    for element, updated in zip(original_node.iter.elements, updated_node.iter.elements)
+                    if id(element.value) in still_built]
+            if isinstance(updated_node.iter, cst.Tuple) and len(kept) == 1:
+                kept = [kept[0].with_changes(comma=cst.Comma())]
+            return updated_node.with_changes(iter=updated_node.iter.with_changes(elements=kept))
+        if still_built is None and not _drives_only(original_node, self.call_sites):
             return updated_node
         carrier = cst.SimpleStatementLine([cst.Pass()], leading_lines=updated_node.leading_lines)
         self.comment_carriers.add(carrier)

@@ -62,12 +62,17 @@ class CallSiteRewrites:
     needs_numpy: bool = False
     run_calls: set[int] = field(default_factory=set)
     build_calls: set[int] = field(default_factory=set)
+    # ``for p in (train_pipe, val_pipe): p.build()``: id(loop) -> ids of the pipelines it still
+    # builds (those that stay); a loop left with none goes
+    build_loops: dict[int, set[int]] = field(default_factory=dict)
     factory_dropped_args: dict[int, set[str]] = field(default_factory=dict)
     output_uses: dict[int, str] = field(default_factory=dict)
     fixed_ids: set[int] = field(default_factory=set)
     reader_meta: ReaderMetaRewrites = field(default_factory=ReaderMetaRewrites)
     checkpoints: CheckpointRewrites = field(default_factory=CheckpointRewrites)
-    dense_checks: MadeNodes = field(default_factory=MadeNodes)  # the comparisons written for is_dense_tensor()
+    # what was written in parentheses to stand anywhere (``is_dense_tensor()``'s comparison,
+    # ``layout()``'s ``or``), where it stands alone it needs none
+    grouped_made: MadeNodes = field(default_factory=MadeNodes)
     sample_shapes: set[int] = field(default_factory=set)  # ``out.at(i)`` read only for ``.shape``
     arrays_made: MadeNodes = field(default_factory=MadeNodes)  # the ``np.asarray(...)`` calls written here
     run_receivers: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(run call) -> what next() reads
@@ -151,8 +156,10 @@ class CallSiteRewrites:
         if method == "is_dense_tensor":
             return self._dense_check(receiver)
         if method == "layout":  # TensorList.layout() is "" where ndd's .layout is None
-            return cst.BooleanOperation(_attr(receiver, "layout"), cst.Or(), cst.SimpleString('""'),
-                                        lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            layout = cst.BooleanOperation(_attr(receiver, "layout"), cst.Or(), cst.SimpleString('""'),
+                                          lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            self.grouped_made.add(layout)
+            return layout
         return _attr(receiver, method)  # shape() -> the .shape property
 
     def _array(self, value: cst.BaseExpression) -> cst.Call:
@@ -178,14 +185,17 @@ class CallSiteRewrites:
         check = cst.Comparison(_call(cst.Name("len"), shapes),
                                [cst.ComparisonTarget(cst.LessThanEqual(), cst.Integer("1"))],
                                lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        self.dense_checks.add(check)
+        self.grouped_made.add(check)
         return check
 
+    def ungrouped(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """``value`` without the parentheses this module gave it: for a place where it stands
+        alone (a call's argument, an ``if``/``while`` test, the value of an assignment)."""
+        return value.with_changes(lpar=[], rpar=[]) if value in self.grouped_made else value
+
     def without_needless_parentheses(self, argument: cst.Arg) -> cst.Arg:
-        """A dense check passed as a call's argument needs no parentheses of its own."""
-        if argument.value not in self.dense_checks:
-            return argument
-        return argument.with_changes(value=argument.value.with_changes(lpar=[], rpar=[]))
+        value = self.ungrouped(argument.value)
+        return argument if value is argument.value else argument.with_changes(value=value)
 
     def rewrite_attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         """``out.dtype`` -> ``out.dtype.type_id``: the ``DALIDataType`` the TensorList gave."""
@@ -197,6 +207,18 @@ class CallSiteRewrites:
         if self.output_uses.get(id(original)) != "[]":
             return updated
         return updated.with_changes(value=_attr(updated.value, "tensors"))
+
+
+def _plan_build_loops(facts: ModuleFacts, pipe_vars: set[str], rewrites: CallSiteRewrites) -> None:
+    """A loop that builds migrated pipelines builds only those that stay, or goes."""
+    migrated = {id(site.node) for site in facts.build_loop_sites if site.origin in pipe_vars}
+    if not migrated:
+        return
+    rewrites.fixed_ids |= migrated
+    for key, loop in facts.build_loops.items():
+        elements = {id(e.value) for e in loop.iter.elements}
+        if elements & migrated:
+            rewrites.build_loops[key] = elements - migrated
 
 
 def numpy_alias(facts_module: cst.Module) -> str | None:
@@ -241,6 +263,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
         elif site.detail in RUN_LIKE:
             rewrites.run_calls.add(id(site.node))
         rewrites.fixed_ids.add(id(site.node))
+    _plan_build_loops(facts, pipe_vars, rewrites)
     rewrites.sample_shapes = facts.sample_shapes
     for site in facts.tensorlist_uses:
         if site.origin in pipe_vars:

@@ -1279,6 +1279,7 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(target) for target in facts.pipeline_binding_targets} | facts.none_targets
     accounted |= {id(name) for name in facts.pipeline_parameters}
     accounted |= {id(site.node.func.value) for site in facts.pipeline_method_calls}
+    accounted |= {id(site.node) for site in facts.build_loop_sites}  # callsites.py removes them
     accounted |= {id(site.node.value) for site in facts.pipeline_attribute_reads}  # pipeline_settings.py
     accounted |= {id(graph.decorator) for graph in facts.graphs if graph.decorator is not None}
     accounted |= {id(returned) for returned in facts.pipeline_returns}

@@ -14,7 +14,8 @@ class BuildRunPlumbing(Rule):
     Flags `build()`, `run()`, `schedule_run()`, `outputs()`, `share_outputs()`,
     `release_outputs()`, `reset()` and every other pipeline method that no other rule covers,
     called on a pipeline object: bound to a name or attribute (`self.pipe.reset()`), returned by
-    a factory or method (`p = self.make(); p.build()`), or never bound (`train_pipe().build()`).
+    a factory or method (`p = self.make(); p.build()`), or never bound (`train_pipe().build()`),
+    and each pipeline of a loop that only builds them (`for p in (train, val): p.build()`).
 
     ## Why
     A dynamic-mode pipeline needs no build step, and its data comes from iterating, not from
@@ -40,6 +41,8 @@ class BuildRunPlumbing(Rule):
     pipeline itself is migrated. Manual prefetch control (`schedule_run()`, `release_outputs()`)
     is removed too, with a loop that only scheduled (`for _ in range(depth): pipe.schedule_run()`):
     the iterations come out in the order they were scheduled, which is the generator's order.
+    A loop that only builds pipelines (`for p in (train, val): p.build()`) builds only those
+    that stay in pipeline mode, and goes when none does.
     A `reset()` standing in an `except StopIteration:` handler after the external sources ended
     an epoch (DALI's external-source docs) starts their next epoch: the generator marks where
     the sources end an epoch (`mark_epoch_ends=True`), `run()` reads one epoch at a time from
@@ -58,3 +61,5 @@ class BuildRunPlumbing(Rule):
         for site in facts.pipeline_method_calls:
             if site.detail not in METHODS_OF_OTHER_RULES:
                 yield self.finding(site.node, f"`{site.name}.{site.detail}()`")
+        for site in facts.build_loop_sites:
+            yield self.finding(site.node, f"`{site.name}.build()` in a loop over pipelines")

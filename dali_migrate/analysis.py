@@ -14,7 +14,8 @@ from .visitors import Visitor, walk
 
 from .imports import ImportTable, dotted_name, import_table
 from .optable import OPS_PREFIX, Op, OpTable, load_op_table
-from .pipeline_scopes import PipelineScopes, spelled
+from .pipeline_scopes import PipelineScopes, module_class_bases, spelled
+from .values import class_families
 from .positions import order_kind
 from .scopes import class_locals, function_locals
 
@@ -268,7 +269,7 @@ def _unpacks(target: cst.BaseExpression) -> bool:
 
 
 class _FactCollector(Visitor):
-    def __init__(self, facts: ModuleFacts, parameter_keys: dict[int, str]) -> None:
+    def __init__(self, facts: ModuleFacts, parameter_keys: dict[int, str], families: dict[str, str]) -> None:
         self.facts = facts
         self.graph_stack: list[Graph | None] = []
         self.class_stack: list[bool] = []
@@ -280,7 +281,7 @@ class _FactCollector(Visitor):
         self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
         self.output_assignments: set[int] = set()  # ids of ``x = ...`` that bind pipeline outputs
         self.shadowed: list[dict[str, tuple] | None] = []  # per function: what its names meant outside it
-        self.pipelines = PipelineScopes(parameter_keys)
+        self.pipelines = PipelineScopes(parameter_keys, families)
         self.factory_names: set[str] = set()  # the module's pipeline functions and classes
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -792,6 +793,8 @@ class _FactCollector(Visitor):
             dotted_name(node.value) in self.facts.output_tuples or self._is_run_call(node.value))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if is_pipeline_target(node) and dotted_name(node) in self.pipelines.spelled:
+            self.facts.pipeline_refs[id(node)] = self.pipelines.key(node)  # keyed by its class
         if node.attr.value in PIPELINE_SETTINGS and self.graph is None:
             key = self._pipeline_key(node.value)
             if key is not None:
@@ -893,7 +896,7 @@ def _collected(module: cst.Module, optable: OpTable | None, imports: ImportTable
         pipeline_parameters, factory_parameters = find_parameters(module, facts.imports, imported_pipelines)
         parameter_keys = _bind_pipeline_parameters(facts, pipeline_parameters)
         _bind_factory_parameters(facts, factory_parameters)
-        collector = _FactCollector(facts, parameter_keys)
+        collector = _FactCollector(facts, parameter_keys, class_families(module_class_bases(module)))
         factories, variables = module_pipeline_names(module, facts.imports, imported_pipelines)
         collector.pipelines.declare_module_names(variables)
         collector.factory_names = factories

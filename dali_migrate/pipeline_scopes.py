@@ -26,6 +26,19 @@ def spelled(key: str) -> str:
     return key.split("@", 1)[0]
 
 
+def module_class_bases(module: cst.Module) -> dict[str, list[str]]:
+    """Every class the module defines (nested ones too), with its bases as spelled."""
+    found: dict[str, list[str]] = {}
+
+    class Classes(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            found.setdefault(node.name.value, []).extend(
+                name for base in node.bases if (name := dotted_name(base.value)) is not None)
+
+    module.visit(Classes())
+    return found
+
+
 class _Frame:
     def __init__(self, label: str, number: int, find_locals: Callable[[], set[str]],
                  is_class: bool = False) -> None:
@@ -65,8 +78,9 @@ def comprehension_locals(node: cst.BaseComp) -> set[str]:
 
 
 class PipelineScopes:
-    def __init__(self, parameter_keys: dict[int, str]) -> None:
+    def __init__(self, parameter_keys: dict[int, str], families: dict[str, str] | None = None) -> None:
         self.frames: list[_Frame] = []
+        self.families = families or {}  # class name -> its family (class_families)
         self.module_keys: set[str] = set()  # bound at module level, or attributes (``self.pipe``)
         self.spelled: set[str] = set()  # every name some key is spelled with
         self.parameter_keys = parameter_keys  # id(parameter Name) -> key (pipeline_parameters.py)
@@ -106,6 +120,10 @@ class PipelineScopes:
     def bind(self, name: str) -> str:
         """The key of ``name`` bound to a pipeline here."""
         self.spelled.add(spelled(name))
+        if "." in name:
+            key = self._attribute_key(name)
+            self.module_keys.add(key)
+            return key
         frame = self._owner(name)
         if frame is None:
             self.module_keys.add(name)
@@ -119,13 +137,22 @@ class PipelineScopes:
         if name is None or spelled(name) not in self.spelled:
             return None
         if "." in name:
-            return name if name in self.module_keys else None
+            key = self._attribute_key(name)
+            return key if key in self.module_keys else None
         for frame in self._visible_frames():
             if name in frame.keys:
                 return frame.keys[name]
             if name in frame.local_names():
                 return None
         return name if name in self.module_keys else None
+
+    def _attribute_key(self, name: str) -> str:
+        """``self.pipe`` of one class is not ``self.pipe`` of an unrelated one: inside a class,
+        an attribute of ``self`` is keyed by the class's family (``self.pipe@TrainLoader``)."""
+        owner = next((frame for frame in reversed(self.frames) if frame.is_class), None)
+        if owner is None or not name.startswith("self."):
+            return name
+        return f"{name}@{self.families.get(owner.label, owner.label)}"
 
     def is_local(self, name: str) -> bool:
         """Whether a function being read binds ``name`` itself (hiding a module function of that name)."""

@@ -90,6 +90,26 @@ def imports_of(tree: ast.Module) -> dict[str, str]:
     return names
 
 
+def class_families(bases: dict[str, list[str]]) -> dict[str, str]:
+    """Each class of a module -> the name of its family: classes that derive from one another
+    there share ``self.`` attributes (``class Eval(Train)`` reads the ``self.pipe`` that
+    ``Train.__init__`` binds); unrelated classes do not. ``bases``: class name -> the names
+    its bases are spelled with."""
+    family = {name: name for name in bases}
+
+    def root(name: str) -> str:
+        while family[name] != name:
+            name = family[name]
+        return name
+
+    for name, spelled_bases in bases.items():
+        for base in spelled_bases:
+            if base in family:
+                first, second = sorted((root(name), root(base)))
+                family[second] = first
+    return {name: root(name) for name in bases}
+
+
 def _dotted(node: ast.AST) -> str | None:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -160,6 +180,10 @@ class ValueModel(ast.NodeVisitor):
         self.module_globals: dict[str, Value] = {}
         self.function_stack: list[str] = []
         self.class_depth = 0
+        self.class_names: list[str] = []  # the classes being read, innermost last
+        # class -> its family: derived classes share the ``self.`` attributes of their bases
+        self.class_families = class_families({node.name: [b for b in map(_dotted, node.bases) if b]
+                                              for node in ast.walk(tree) if isinstance(node, ast.ClassDef)})
         self.class_outer: list[dict | None] = []  # per scope, innermost last: the env a class body began with
         self._names: dict[int, tuple[set[str], set[str]]] = {}  # per function: its locals, its globals
         self.global_stack: list[set[str]] = []  # names each function being read declares ``global``
@@ -252,9 +276,11 @@ class ValueModel(ast.NodeVisitor):
         outer = self.env
         self.env = dict(outer)
         self.class_depth += 1
+        self.class_names.append(node.name)
         self.class_outer.append(outer)
         self._block(node.body)
         self.class_outer.pop()
+        self.class_names.pop()
         self.class_depth -= 1
         self.env = outer
 
@@ -348,7 +374,7 @@ class ValueModel(ast.NodeVisitor):
                         or self.global_stack and target.id in self.global_stack[-1]):
                     self.module_globals[target.id] = _merge(self.module_globals.get(target.id), value)
         elif isinstance(target, ast.Attribute):
-            spelled = _dotted(target)
+            spelled = self._attribute_key(target)
             if spelled is not None:
                 if value is None:
                     self.attributes.pop(spelled, None)
@@ -423,9 +449,17 @@ class ValueModel(ast.NodeVisitor):
             return Value(FUNCTION, frozenset({node.id}))
         return self.env.get(node.id)
 
+    def _attribute_key(self, node: ast.Attribute) -> str | None:
+        """How an attribute binding is known: ``self.pipe`` of one class is not ``self.pipe``
+        of another (``self.pipe@TrainLoader``); other attributes by their spelling."""
+        spelled = _dotted(node)
+        if spelled is not None and spelled.startswith("self.") and self.class_names:
+            return f"{spelled}@{self.class_families.get(self.class_names[-1], self.class_names[-1])}"
+        return spelled
+
     def value_Attribute(self, node: ast.Attribute) -> Value | None:
         receiver = self.value(node.value)
-        spelled = _dotted(node)
+        spelled = self._attribute_key(node)
         self._check_attribute(node, receiver)
         if spelled in self.attributes:
             return self.attributes[spelled]
@@ -436,8 +470,10 @@ class ValueModel(ast.NodeVisitor):
         generator, read through one of its objects (the audit must see ``data.pipe.run()``)."""
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             return None
-        held = self.attributes.get(f"self.{node.attr}")
-        return held if held is not None and held.kind in (GENERATOR, META_FIRST) else None
+        held = [value for key, value in self.attributes.items()
+                if key.split("@", 1)[0] == f"self.{node.attr}" and value is not None
+                and value.kind in (GENERATOR, META_FIRST)]
+        return held[0] if held else None
 
     def _check_attribute(self, node: ast.Attribute, receiver: Value | None) -> None:
         if receiver is None or receiver.kind == MAYBE:
@@ -619,7 +655,7 @@ class ValueModel(ast.NodeVisitor):
         outputs_next = Value(GENERATOR, value.origins)
         if isinstance(generator, ast.Name):
             self.env[generator.id] = outputs_next
-        elif isinstance(generator, ast.Attribute) and (spelled := _dotted(generator)) is not None:
+        elif isinstance(generator, ast.Attribute) and (spelled := self._attribute_key(generator)) is not None:
             self.attributes[spelled] = outputs_next
 
     def _pass_arguments(self, summary: FunctionSummary, arguments, keywords) -> None:

@@ -1218,12 +1218,15 @@ class _StrayReferenceFinder(Visitor):
                 self.found.setdefault(key, []).append(node)
                 self.found.context[id(node)] = _use_context(self.stack)
         if isinstance(node, cst.Attribute) and dotted_name(node) in self.names:  # ``pipelines.train``
-            self.found.setdefault(dotted_name(node), []).append(node)
+            key = self.facts.pipeline_refs.get(id(node), dotted_name(node))  # ``self.pipe`` of its class
+            self.found.setdefault(key or dotted_name(node), []).append(node)
             return False
         held = f"self.{node.attr.value}" if isinstance(node, cst.Attribute) else ""
         if held in self.names and not (isinstance(node.value, cst.Name) and node.value.value == "self"):
-            # ``data.pipe.run()`` outside the class that holds ``self.pipe``: not rewritten with it
-            self.found.setdefault(held, []).append(node)
+            # ``data.pipe.run()`` outside the class that holds ``self.pipe``: not rewritten with
+            # it; which class's, the code does not say
+            for key in (k for k in self.facts.pipeline_vars if spelled(k) == held):
+                self.found.setdefault(key, []).append(node)
             self.found.context[id(node)] = _use_context(self.stack)
             return False
         if isinstance(node, cst.Attribute):

@@ -303,3 +303,30 @@ def test_reading_the_parameter_after_its_attribute_was_set_keeps_the_class():
     assert any("sets `self.window` from its parameter `window`, then reads the parameter again" in r
                for r in reasons), reasons
     assert result.new_source is None or b"class Spectrogram(Pipeline)" in result.new_source
+
+
+COMPUTED_BATCH = '''\
+from nvidia.dali.pipeline import Pipeline
+import nvidia.dali.fn as fn
+
+
+class PairPipe(Pipeline):
+    def __init__(self, batch_size, num_threads, device_id, root):
+        super().__init__(batch_size * 2, num_threads, device_id)
+        self.root = root
+
+    def define_graph(self):
+        jpegs, labels = fn.readers.file(file_root=self.root)
+        return fn.decoders.image(jpegs), labels
+
+
+pipe = PairPipe(2, 1, None, "/data")
+'''
+
+
+def test_a_pipeline_argument_computed_from_a_parameter_of_its_name_is_the_reason_given():
+    result = migrate_source(COMPUTED_BATCH.encode(), "pairs.py", Config())
+    [(name, reasons)] = result.pipelines
+    assert name == "PairPipe"
+    assert reasons[0].startswith("`PairPipe` passes `batch_size=batch_size * 2` to `Pipeline.__init__`, and its "
+                                 "callers give `batch_size` too: rename")

@@ -41,7 +41,7 @@ from .subclass import (
     SYNTHETIC_FN,
     NotConvertible,
     Subclass,
-    calls_fit,
+    unfit_call_reason,
     convert,
     is_pipeline_subclass,
     keyword_call,
@@ -540,10 +540,10 @@ def _without_unfit_calls(module: cst.Module, converted: dict[int, Subclass], rea
         return
     for call in calls_named(module, {sub.name for sub in converted.values()}):
         for key, subclass in list(converted.items()):
-            if subclass.name == dotted_name(call.func) and not calls_fit(call, subclass):
+            reason = unfit_call_reason(call, subclass) if subclass.name == dotted_name(call.func) else None
+            if reason is not None:
                 del converted[key]
-                reasons[id(subclass.define_graph)] = [Blocker(
-                    "DM002", subclass.define_graph, f"`{subclass.name}` is called with *args or extra arguments")]
+                reasons[id(subclass.define_graph)] = [Blocker("DM002", subclass.define_graph, reason)]
 
 
 def normalize_with_graphs(module: cst.Module, skip: set[int] = frozenset(),

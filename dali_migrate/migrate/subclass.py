@@ -795,16 +795,29 @@ def keyword_call(call: cst.Call, subclass: Subclass) -> cst.Call:
 
 
 def calls_fit(call: cst.Call, subclass: Subclass) -> bool:
+    return unfit_call_reason(call, subclass) is None
+
+
+def unfit_call_reason(call: cst.Call, subclass: Subclass) -> str | None:
+    """Why ``call`` cannot become a call of the function the class becomes, or None."""
     positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in call.args) or len(positional) > len(subclass.call_params):
-        return False
+    if any(a.star for a in call.args):
+        return f"`{subclass.name}` is called with *args or **kwargs"
+    if len(positional) > len(subclass.call_params):
+        return f"`{subclass.name}` is called with more positional arguments than `__init__` takes"
     given = {**subclass.defaults, **dict(zip(subclass.call_params, (a.value for a in positional))),
              **{a.keyword.value: a.value for a in call.args if a.keyword is not None}}
     for name, value in subclass.computed.items():
+        written = f"`{name}={cst.Module([]).code_for_node(value)}`"
+        if name in given:
+            return (f"`{subclass.name}` passes {written} to `Pipeline.__init__`, and its callers give "
+                    f"`{name}` too: rename `__init__`'s parameter `{name}` (the migrated function takes "
+                    f"`{name}=` itself), then re-run")
         needed = _names_in(value) & set(subclass.call_params)
-        if name in given or any(n not in given or not evaluates_the_same_twice(given[n]) for n in needed):
-            return False
-    return True
+        if any(n not in given or not evaluates_the_same_twice(given[n]) for n in needed):
+            return (f"`{subclass.name}` passes {written} to `Pipeline.__init__`, computed from what a call "
+                    "gives, and a call gives it no value that may be read twice")
+    return None
 
 
 def fits_in_another_module(call: cst.Call, subclass: Subclass) -> bool:

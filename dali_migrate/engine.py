@@ -545,7 +545,9 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         classes = {local: plan.subclass for local, plan in (imported or {}).items() if plan.subclass is not None}
         original = _analysed_or_error(data, config, frozenset(imported or {}), classes)
         suppressions = parse_suppressions(_source_text(data, original.module))
-        if not original.findings or suppressions.whole_file:
+        # a file calling another file's migrating pipeline has no finding of its own there, but
+        # its calls and uses of that pipeline must be migrated, or block it
+        if (not original.findings and not imported) or suppressions.whole_file:
             return result
         keep = {**_kept_by_noqa(original, data, suppressions), **(keep or {})}
         config = replace(config, imported_graph_helpers=_imported_graph_helpers(data, path, config))

@@ -470,3 +470,34 @@ def test_a_graph_calling_operator_helpers_of_another_file_is_kept(tmp_path, also
     assert "size_of()` comes from" not in migrated
     assert "def plain(root, *, batch_size=2, num_threads=1):" in migrated
     assert _run(tmp_path) == before
+
+
+WRAPPER = '''class Wrapper:
+    def __init__(self, pipe):
+        pipe.build()
+        self.pipe = pipe
+
+    def first(self):
+        return self.pipe.run()[0].as_array().ravel().tolist()
+'''
+NO_FINDING_OF_ITS_OWN = '''from pkg.pipelines import ROOT, train_pipe
+from wrapper import Wrapper
+
+pipe = train_pipe(ROOT, num_threads=2)
+print(Wrapper(pipe).first())
+'''
+
+
+def test_an_importer_without_pipeline_mode_api_of_its_own_still_decides(tmp_path):
+    """train.py only calls the pipeline function and hands the pipeline to a class of another
+    file: nothing there is pipeline-mode API, yet migrating the pipeline alone breaks it."""
+    root = _project(tmp_path, NO_FINDING_OF_ITS_OWN)
+    (root / "wrapper.py").write_text(WRAPPER)
+    before = _run(root)
+    results = run_migrate([root], Config(), write=True)
+    assert all(r.error is None for r in results)
+    migrated = unwrapped_todos((root / "pkg" / "pipelines.py").read_text())
+    assert "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\ndef train_pipe(root):" in migrated
+    assert "`train_pipe` is used from train.py: `pipe` is used as a value in `Wrapper(pipe)`" in migrated
+    assert (root / "train.py").read_text() == NO_FINDING_OF_ITS_OWN
+    assert _run(root) == before

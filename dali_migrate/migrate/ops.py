@@ -99,7 +99,7 @@ def literal_value(node: cst.BaseExpression | None):
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[node.value]
     if isinstance(node, cst.Integer):
-        return int(node.value)
+        return int(node.evaluated_value)  # ``0x10``, ``1_000``
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value
     raise NotALiteral(cst.Module([]).code_for_node(node))

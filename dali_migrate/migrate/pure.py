@@ -14,6 +14,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..visitors import Transformer
+from .ops import NotALiteral, literal_value
 from .places import MadeNodes
 
 PURE_FUNCTIONS = frozenset({
@@ -95,13 +96,10 @@ _UNKNOWN = object()
 
 def _literal_value(node: cst.BaseExpression) -> object:
     """The value of ``None``/``True``/``False``, an integer or a plain string; else _UNKNOWN."""
-    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[node.value]
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value
-    return _UNKNOWN
+    try:
+        return literal_value(node)
+    except NotALiteral:
+        return _UNKNOWN
 
 
 def _in_place_of(node: cst.BaseExpression, kept: cst.BaseExpression) -> cst.BaseExpression:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from .imports import dotted_name
+from .visitors import Visitor, walk
 from .scopes import all_params, class_locals, function_locals, scope_names, target_names
 
 
@@ -30,12 +31,12 @@ def module_class_bases(module: cst.Module) -> dict[str, list[str]]:
     """Every class the module defines (nested ones too), with its bases as spelled."""
     found: dict[str, list[str]] = {}
 
-    class Classes(cst.CSTVisitor):
+    class Classes(Visitor):
         def visit_ClassDef(self, node: cst.ClassDef) -> None:
             found.setdefault(node.name.value, []).extend(
                 name for base in node.bases if (name := dotted_name(base.value)) is not None)
 
-    module.visit(Classes())
+    walk(module, Classes())  # one frame per level: code as deep as Python allows
     return found
 
 

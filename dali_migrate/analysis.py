@@ -6,6 +6,7 @@ traversal are paid once per file however many rules run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -269,7 +270,8 @@ def _unpacks(target: cst.BaseExpression) -> bool:
 
 
 class _FactCollector(Visitor):
-    def __init__(self, facts: ModuleFacts, parameter_keys: dict[int, str], families: dict[str, str]) -> None:
+    def __init__(self, facts: ModuleFacts, parameter_keys: dict[int, str],
+                 find_families: Callable[[], dict[str, str]]) -> None:
         self.facts = facts
         self.graph_stack: list[Graph | None] = []
         self.class_stack: list[bool] = []
@@ -281,7 +283,7 @@ class _FactCollector(Visitor):
         self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
         self.output_assignments: set[int] = set()  # ids of ``x = ...`` that bind pipeline outputs
         self.shadowed: list[dict[str, tuple] | None] = []  # per function: what its names meant outside it
-        self.pipelines = PipelineScopes(parameter_keys, families)
+        self.pipelines = PipelineScopes(parameter_keys, find_families)
         self.factory_names: set[str] = set()  # the module's pipeline functions and classes
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -896,7 +898,7 @@ def _collected(module: cst.Module, optable: OpTable | None, imports: ImportTable
         pipeline_parameters, factory_parameters = find_parameters(module, facts.imports, imported_pipelines)
         parameter_keys = _bind_pipeline_parameters(facts, pipeline_parameters)
         _bind_factory_parameters(facts, factory_parameters)
-        collector = _FactCollector(facts, parameter_keys, class_families(module_class_bases(module)))
+        collector = _FactCollector(facts, parameter_keys, lambda: class_families(module_class_bases(module)))
         factories, variables = module_pipeline_names(module, facts.imports, imported_pipelines)
         collector.pipelines.declare_module_names(variables)
         collector.factory_names = factories

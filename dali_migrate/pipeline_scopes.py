@@ -18,13 +18,9 @@ from collections.abc import Callable
 import libcst as cst
 
 from .imports import dotted_name
+from .values import attribute_key, spelled
 from .visitors import Visitor, walk
 from .scopes import all_params, class_locals, function_locals, scope_names, target_names
-
-
-def spelled(key: str) -> str:
-    """The variable's name as the code spells it."""
-    return key.split("@", 1)[0]
 
 
 def module_class_bases(module: cst.Module) -> dict[str, list[str]]:
@@ -79,9 +75,13 @@ def comprehension_locals(node: cst.BaseComp) -> set[str]:
 
 
 class PipelineScopes:
-    def __init__(self, parameter_keys: dict[int, str], families: dict[str, str] | None = None) -> None:
+    def __init__(self, parameter_keys: dict[int, str],
+                 find_families: Callable[[], dict[str, str]] = dict) -> None:
         self.frames: list[_Frame] = []
-        self.families = families or {}  # class name -> its family (class_families)
+        # class name -> its family (values.class_families), read when a class first binds or
+        # reads a ``self.`` pipeline: most modules never do
+        self._find_families = find_families
+        self._families: dict[str, str] | None = None
         self.module_keys: set[str] = set()  # bound at module level, or attributes (``self.pipe``)
         self.spelled: set[str] = set()  # every name some key is spelled with
         self.parameter_keys = parameter_keys  # id(parameter Name) -> key (pipeline_parameters.py)
@@ -153,7 +153,9 @@ class PipelineScopes:
         owner = next((frame for frame in reversed(self.frames) if frame.is_class), None)
         if owner is None or not name.startswith("self."):
             return name
-        return f"{name}@{self.families.get(owner.label, owner.label)}"
+        if self._families is None:
+            self._families = self._find_families()
+        return attribute_key(name, owner.label, self._families)
 
     def is_local(self, name: str) -> bool:
         """Whether a function being read binds ``name`` itself (hiding a module function of that name)."""

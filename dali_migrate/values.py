@@ -110,6 +110,21 @@ def class_families(bases: dict[str, list[str]]) -> dict[str, str]:
     return {name: root(name) for name in bases}
 
 
+def attribute_key(name: str, class_name: str | None, families: dict[str, str]) -> str:
+    """How a binding of ``name`` (as spelled) is known inside ``class_name``: ``self.pipe`` of
+    one class family is not ``self.pipe`` of another (``self.pipe@TrainLoader``); anything
+    else, and anything outside a class, by its spelling. ``spelled`` undoes it."""
+    if class_name is None or not name.startswith("self."):
+        return name
+    return f"{name}@{families.get(class_name, class_name)}"
+
+
+def spelled(key: str) -> str:
+    """A variable's name as the code spells it, from its key (``self.pipe@TrainLoader``,
+    ``pipe@train#3``: pipeline_scopes.py)."""
+    return key.split("@", 1)[0]
+
+
 def _dotted(node: ast.AST) -> str | None:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -453,9 +468,9 @@ class ValueModel(ast.NodeVisitor):
         """How an attribute binding is known: ``self.pipe`` of one class is not ``self.pipe``
         of another (``self.pipe@TrainLoader``); other attributes by their spelling."""
         spelled = _dotted(node)
-        if spelled is not None and spelled.startswith("self.") and self.class_names:
-            return f"{spelled}@{self.class_families.get(self.class_names[-1], self.class_names[-1])}"
-        return spelled
+        if spelled is None:
+            return None
+        return attribute_key(spelled, self.class_names[-1] if self.class_names else None, self.class_families)
 
     def value_Attribute(self, node: ast.Attribute) -> Value | None:
         receiver = self.value(node.value)
@@ -471,7 +486,7 @@ class ValueModel(ast.NodeVisitor):
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             return None
         held = [value for key, value in self.attributes.items()
-                if key.split("@", 1)[0] == f"self.{node.attr}" and value is not None
+                if spelled(key) == f"self.{node.attr}" and value is not None
                 and value.kind in (GENERATOR, META_FIRST)]
         return held[0] if held else None
 

@@ -155,7 +155,7 @@ class Migrator(Transformer):
                 self.op_plan.call_rngs[id(call.node)] = names.rng
         self.op_plan.mixed_strings |= plan.mixed_strings
         self.op_plan.constants.update(plan.constants)
-        per_sample = set().union(*(node_ids(branch.statement) - _batch_condition_ids(branch)
+        per_sample = set().union(*(node_ids(branch.statement) - branch.batch_condition
                                    for branch in plan.per_sample_ifs))
         self.op_plan.per_sample |= per_sample
         literals = literal_names(plan.function, self.facts.module_values)
@@ -630,8 +630,3 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                            bool(needs_loader and loader_import), _helper_requests(module, facts, own),
                            loader_ends_at_sources=bool(reader_meta.epoch_end_calls),
                            loader_for_jax=for_jax, loader_counts_size=reader_meta.sized)
-
-
-def _batch_condition_ids(branch) -> set[int]:
-    """The nodes of a per-sample ``if``'s condition that is computed for the whole batch."""
-    return node_ids(branch.statement.test) if branch.batch_condition else set()

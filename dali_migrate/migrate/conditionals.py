@@ -50,8 +50,9 @@ class PerSampleIf:
     inputs: list[str]  # DataNodes it reads: one sample of each is passed in
     outputs: list[str]  # what it assigns that later statements read
     tests: set[int] = field(default_factory=set)  # id() of every per-sample condition inside
-    # the ``if``'s own condition holds a random operator: it is computed for the batch first
-    batch_condition: bool = False
+    # the nodes of the ``if``'s own condition when it holds a random operator: it is computed
+    # for the batch first (empty otherwise)
+    batch_condition: set[int] = field(default_factory=set)
 
 
 def _datanode_names(node: cst.CSTNode, graph: Graph) -> set[str]:
@@ -161,11 +162,10 @@ def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst
     walk(statement, inside)
     if inside.returns:
         raise NotMigratable("`return` inside a per-sample `if`: assign the value and return after the `if`")
-    batch_condition = _draws_for_every_sample(statement.test, calls)
+    batch_condition = node_ids(statement.test) if _draws_for_every_sample(statement.test, calls) else set()
     ids = node_ids(statement)
-    in_condition = node_ids(statement.test) if batch_condition else set()
     for call in calls:
-        if id(call.node) not in ids or id(call.node) in in_condition:
+        if id(call.node) not in ids or id(call.node) in batch_condition:
             continue
         if call.op is not None and (call.op.random or call.op.is_reader or call.op.fn == "external_source"):
             raise NotMigratable(f"`fn.{call.op.fn}` inside a per-sample `if`: pipeline mode draws only for "
@@ -183,7 +183,7 @@ def _plan_if(statement: cst.If, before: list[cst.BaseStatement], after: list[cst
         names = scope_names([statement.body, *([statement.orelse] if statement.orelse else [])])
     # a variable that only the branches assign has no sample to pass in
     inputs = sorted((names.loaded | set(outputs)) & tests.graph.datanodes & scope_names(before).bound)
-    per_sample_tests = {id(test) for test in inside.tests} - ({id(statement.test)} if batch_condition else set())
+    per_sample_tests = {id(test) for test in inside.tests} - batch_condition  # the condition itself
     return PerSampleIf(statement, inputs, outputs, per_sample_tests, batch_condition)
 
 

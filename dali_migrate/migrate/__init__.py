@@ -29,6 +29,7 @@ from .helpers import HelperUses, RandomHelpers, find_helpers, plan_helpers
 from .places import MadeNodes, Places, node_ids
 from .parameter_sources import resolve_parameter_sources
 from .pipeline_settings import NotMigratable as SettingNotMigratable, SettingNames, setting_sites
+from .spread_arguments import block_spread_arguments
 from .plan import (
     PipelinePlan,
     block_hidden_module_reads, block_imported_graph_helpers, block_mixed_factory_calls, block_mixed_output_helpers, block_shared_variables, safety as pipeline_safety,
@@ -573,6 +574,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     _keep_in_pipeline_mode(plans, facts, keep or {})
     block_hidden_module_reads(plans, module)
     block_mixed_factory_calls(plans, facts)
+    block_spread_arguments(plans, facts, module)
     block_shared_variables(plans, facts)
     ndd_alias = has_ndd_import(module) or "ndd"
     loader_class = unique_name(torch_loader.CLASS_NAME, all_names(module))

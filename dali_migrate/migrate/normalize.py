@@ -112,8 +112,8 @@ def _pipeline_assignment(statement: cst.BaseStatement, imports: ImportTable) -> 
         return None
     if imports.resolve(call.func) != PIPELINE_CLASS:
         return None
-    positional = [arg for arg in call.args if arg.keyword is None]
-    if any(arg.star for arg in call.args) or len(positional) > len(PIPELINE_POSITIONAL):
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if len(positional) > len(PIPELINE_POSITIONAL):
         return None
     named = [arg.with_changes(keyword=cst.Name(name), equal=TIGHT_EQUAL)
              for name, arg in zip(PIPELINE_POSITIONAL, positional)]
@@ -277,6 +277,11 @@ class _Normalizer(Transformer):
     def _why_not_fits(self, body: list[cst.BaseStatement], index: int, with_index: int, pipe: str,
                       call: cst.Call) -> str | None:
         """Why the graph cannot become a function defined where the ``with`` stands, or None."""
+        spread = next((arg for arg in call.args if arg.star), None)
+        if spread is not None:
+            spelled = f"{spread.star}{cst.Module([]).code_for_node(spread.value)}"
+            return (f"is built by a `Pipeline` call that passes `{spelled}`: the migration reads the "
+                    "pipeline's arguments by name; pass them as keywords, then re-run")
         between = body[index + 1 : with_index]
         names = scope_names(between)
         if pipe.split(".")[0] in names.loaded | names.bound or pipe in _dotted_uses(between):

@@ -148,7 +148,9 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     plan.calls = ([c for c in facts.calls if c.graph is graph] + _nested_random_calls(graph, facts)
                   + random_helper_calls(graph.node, helpers))
     for arg in positional:
-        plan.block("DM001", arg, "positional `@pipeline_def` arguments: pass them by keyword")
+        given = "positional `@pipeline_def` arguments" if not arg.star else \
+            f"`@pipeline_def({arg.star}{cst.Module([]).code_for_node(arg.value)})`: the migration reads the pipeline's arguments by name"
+        plan.block("DM001", arg, f"{given}: pass them by keyword")
     _check_pipeline_args(plan, keywords, graph.decorator)
     _plan_current_pipeline(plan)
     _check_serialized(plan, facts)

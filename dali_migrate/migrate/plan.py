@@ -38,6 +38,8 @@ EXECUTION_ONLY_ARGS = frozenset({
     "default_cuda_stream_priority", "enable_memory_stats", "py_num_workers", "py_start_method",
     "py_callback_pickler", "stream_policy", "concurrency", "output_dtype", "output_ndim",
     "output_layout",
+    # debug mode runs the graph eagerly to the same data; its DataNodes' ``.get()`` is blocked below
+    "debug",
 })
 # planned elsewhere: conditionals below, checkpointing in checkpointing.py
 FLAG_ARGS = {"enable_conditionals": "DM011", "enable_checkpointing": "DM013"}
@@ -234,6 +236,31 @@ def _check_pipeline_args(plan: PipelinePlan, keywords: dict, where: cst.CSTNode)
             plan.block(FLAG_ARGS.get(name, "DM013"), where, f"`{name}=` has no safe automatic migration here")
         elif name not in MAPPED_PIPELINE_ARGS and name not in EXECUTION_ONLY_ARGS:
             plan.block("DM001", where, f"unknown pipeline argument `{name}=`")
+        elif name == "debug":
+            _check_debug_reads(plan)
+
+
+def _check_debug_reads(plan: PipelinePlan) -> None:
+    """Debug mode's ``images.get()`` gives a TensorList of a DataNode; once migrated, ``images``
+    is an ndd Batch, which has no ``get``."""
+    blocked = {id(blocker.node) for blocker in plan.blockers}  # ``debug=`` at the decorator and a call
+    for call in _argumentless_get_calls(plan.function):
+        if id(call) not in blocked:
+            plan.block("DM001", call, f"`{cst.Module([]).code_for_node(call)}` reads a debug-mode DataNode; once "
+                                      "migrated it is an ndd Batch already: use it as one (`.tensors[i]`, "
+                                      "`np.asarray(...)`) instead of `.get()`, then re-run")
+
+
+def _argumentless_get_calls(function: cst.FunctionDef) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class GetCalls(Visitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "get" and not call.args:
+                found.append(call)
+
+    walk(function, GetCalls())
+    return found
 
 
 def _nested_random_calls(graph: Graph, facts: ModuleFacts) -> list[DaliCall]:

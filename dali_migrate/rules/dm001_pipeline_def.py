@@ -42,6 +42,13 @@ class PipelineDefDecorator(Rule):
     ## Fix safety
     Safe for graphs made of operators with an ndd equivalent and at most one reader; anything
     else in the graph is migrated where it can be and marked with a TODO where it cannot.
+    Execution-only arguments (`prefetch_queue_depth`, `exec_dynamic`, ...) go. So does
+    `debug=True` (debug mode of `nvidia.dali.pipeline.experimental.pipeline_def`, which ran the
+    same graph eagerly), except in a graph that reads its DataNodes with `.get()`: that graph
+    keeps a TODO at the call, as its values become ndd Batches. A call that passes a
+    `**mapping` keeps the pipeline unless the mapping is a dict display of the module holding
+    only the graph's own parameters (its pipeline arguments would reach a function that takes
+    them otherwise).
     """
 
     code = "DM001"

@@ -39,30 +39,35 @@ def _not_migrated(plan: PipelinePlan) -> str:
     return f"`{plan.graph.name}` was not migrated: fix the TODOs below, then re-run dali-migrate"
 
 
-def _uses_of_kept_pipelines(facts: ModuleFacts, blocked) -> dict[int, tuple[str, str | None]]:
-    """id(node) -> the pipeline it uses, for the method calls and output uses of pipelines kept
-    for a reason outside them (Triton, a framework that runs the graph): those uses stay."""
-    kept = {var: plan.graph.name for plan in blocked if any(KEPT in b.message for b in plan.blockers)
-            for var in plan.pipe_vars}
-    if not kept:
-        return {}
+def _staying_uses(facts: ModuleFacts, plans: list[PipelinePlan]) -> dict[int, str]:
+    """id(node) -> what to say of a use that stays with its pipeline: the method calls and
+    output uses of pipelines kept for a reason outside them (Triton, a framework that runs the
+    graph), and every framework iterator this run does not migrate."""
+    kept = {var: plan.graph.name for plan in plans if not plan.migratable
+            and any(KEPT in b.message for b in plan.blockers) for var in plan.pipe_vars}
+    migrated = {var for plan in plans if plan.migratable for var in plan.pipe_vars}
     sites = [*facts.pipeline_method_calls, *facts.tensorlist_uses]
-    uses = {id(site.node): (kept[site.origin], None) for site in sites if site.origin in kept}
-    for site in facts.iterator_uses:  # ``DALIClassificationIterator(pipe, ...)`` over a kept ``pipe``
+    uses = {id(site.node): f"(it stays: `{kept[site.origin]}` is {KEPT})" for site in sites if site.origin in kept}
+    for site in facts.iterator_uses:
+        # DM010's advice is how to iterate the migrated pipeline: there is none
+        plain = f"{FrameworkIterator.message}: {iterator_name(site)}"
         pipeline = iterated_pipeline(site.node)
-        if pipeline is not None and facts.key_of(pipeline) in kept:
-            # DM010's advice is how to iterate the migrated pipeline: there is none
-            uses[id(site.node)] = (kept[facts.key_of(pipeline)], f"{FrameworkIterator.message}: {iterator_name(site)}")
+        key = facts.key_of(pipeline)
+        if key in kept:  # ``DALIClassificationIterator(pipe, ...)`` over a kept ``pipe``
+            uses[id(site.node)] = f"{plain} (it stays: `{kept[key]}` is {KEPT})"
+        elif key not in migrated and isinstance(pipeline, (cst.Name, cst.Attribute)):  # a parameter, say
+            given = cst.Module([]).code_for_node(pipeline)
+            uses[id(site.node)] = (f"{plain} (it stays: `{given}` is not a pipeline this run migrates; once the "
+                                   "pipelines it is given are migrated, loop over their generator instead)")
     return uses
 
 
-def _staying(message: str, use: tuple[str, str | None] | None) -> str:
-    """``use``: the kept pipeline a finding's node uses, and what to say of it instead, if not
-    the finding's message."""
+def _staying(message: str, use: str | None) -> str:
+    """``use``: what to say of a finding whose node stays with its pipeline (``_staying_uses``):
+    a whole message, or what the finding's message is followed by."""
     if use is None:
         return message
-    pipeline, instead = use
-    return f"{instead or message} (it stays: `{pipeline}` is {KEPT})"
+    return f"{message} {use}" if use.startswith("(") else use
 
 
 def _comment_texts(lines) -> list[str]:
@@ -110,7 +115,7 @@ class TodoInserter:
                 todos += [Todo(b.code, b.message, graph.node) for b in reasons] or [
                     Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node)]
         explained = {(t.code, id(t.node)) for t in todos}  # a blocker says more than the finding
-        staying = _uses_of_kept_pipelines(facts, blocked.values())
+        staying = _staying_uses(facts, plans)
         todos += [Todo(f.code, _staying(f.message, staying.get(id(f.node))), f.node) for f in unfixed
                   if id(f.node) not in hidden and (f.code, id(f.node)) not in explained]
         return cls(todos)

@@ -75,7 +75,7 @@ RUNNABLE = {
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies",
-               "segmentation_wrapper", "speech_jasper", "raised_source_epochs", "legacy_iterator_size", "datapipe_on_self"}
+               "segmentation_wrapper", "speech_jasper", "raised_source_epochs", "legacy_iterator_size", "datapipe_on_self", "nested_loader"}
 
 
 # fixtures that import JAX (.ci/run installs its CPU build)
@@ -100,7 +100,7 @@ KEPT_BY_THE_AUDIT = {"trust_graphs", "source_objects_kept", "parameter_sources_k
 # seed computed at the call, `seed=12 + device_id`; a pipeline made inside `__init__`).
 PROGRAM_ONLY = {"nemo_audio_dataset", "datapipe_on_self", "legacy_nvidia_style", "held_pipelines", "held_in_self", "self_sources", "iter_setup_feed",
                 "graph_attributes", "pipeline_functions_passed", "raised_source_epochs", "manual_source_epochs",
-                "pipeline_settings", "spread_arguments"}
+                "pipeline_settings", "spread_arguments", "nested_loader"}
 # train_script's losses follow its random augmentation, which draws from a new ndd RNG stream:
 # only the harness, which aligns the streams, compares it
 # random_conditions prints what its random operators drew, from ndd's stream once migrated: the

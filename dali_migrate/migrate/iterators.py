@@ -192,16 +192,18 @@ def _output_count(function: cst.FunctionDef) -> int | None:
     return 1
 
 
-def _batch_size(plan, factory_call: cst.Call) -> cst.BaseExpression:
+def _batch_size(plan, factory_call: cst.Call, facts: ModuleFacts) -> cst.BaseExpression:
     given = {a.keyword.value: a.value for a in factory_call.args if a.keyword is not None}
     value = given.get("batch_size", plan.pipeline_args.get("batch_size"))
     if plan.imported and "batch_size" not in given and not isinstance(value, cst.Integer):
         raise NotMigratable("pass `batch_size=` where the pipeline is created: its default is a name of "
                             "the module that defines it")
     # the loader is created where the pipeline is, so a name or attribute means the same there;
-    # so does the object's own ``self.batch_size`` that a ``with self.pipe:`` graph was given
+    # so does the object's own ``self.batch_size`` that a ``with self.pipe:`` graph was given,
+    # and a decorator's ``args.batch_size`` where the graph is defined in the function that calls it
     on_self = (dotted_name(value) or "").startswith("self.")
-    plain = (cst.Integer, cst.Name, cst.Attribute) if "batch_size" in given or on_self else (cst.Integer, cst.Name)
+    nested = all(f is not plan.function for f in facts.module_functions.get(plan.graph.name, []))
+    plain = (cst.Integer, cst.Name, cst.Attribute) if "batch_size" in given or on_self or nested else (cst.Integer, cst.Name)
     if not isinstance(value, plain) or isinstance(value, cst.Attribute) and dotted_name(value) is None:
         raise NotMigratable("give the pipeline's `batch_size=` as a name or an integer")
     return value
@@ -235,7 +237,7 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
         renamed["size"] = keyword_arg("size", bound["size"])
         if _literal(bound.get("last_batch_padded")) not in (None, False):
             renamed["last_batch_padded"] = keyword_arg("last_batch_padded", bound["last_batch_padded"])
-    added = [keyword_arg("batch_size", _batch_size(plan, factory_call))]
+    added = [keyword_arg("batch_size", _batch_size(plan, factory_call, facts))]
     if "output_map" not in parameters and site.detail:  # a subclass passes what it is given on
         added.insert(0, keyword_arg("output_map", _output_map_node(bound, outputs)))
     elif "output_map" not in parameters:
@@ -379,7 +381,7 @@ class TorchLoaders:
         """``elsewhere``: the pipeline is made in another method than the iterator."""
         try:
             if elsewhere or meta is not None and meta.startswith("self."):
-                _check_readable_from_another_method(_batch_size(self.plan, factory_call))
+                _check_readable_from_another_method(_batch_size(self.plan, factory_call, self.facts))
             class_name = self.jax_class_name if is_jax(site) else self.class_name
             if site.detail:  # a call of the project's own subclass: it derives from the loader instead
                 self._check_class(site)

@@ -116,6 +116,7 @@ class ModuleFacts:
     # ``pipe.max_batch_size`` outside graphs: the settings a pipeline was made with (detail: the attribute)
     pipeline_attribute_reads: list[Site] = field(default_factory=list)
     pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
+    spread_calls: list[cst.Call] = field(default_factory=list)  # calls passing a ``**mapping``
     pipeline_binding_targets: list[cst.BaseExpression] = field(default_factory=list)
     # ``self.pipe = None``, ``pipe = None``: a placeholder, the same in both modes (ids of targets)
     none_targets: set[int] = field(default_factory=set)
@@ -670,6 +671,8 @@ class _FactCollector(Visitor):
     # -- uses --------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         self._note_escaping_arguments(node)
+        if any(arg.star == "**" for arg in node.args):
+            self.facts.spread_calls.append(node)
         qualname = self.resolve(node.func)
         if qualname is not None:
             op = self.facts.optable.lookup(qualname)

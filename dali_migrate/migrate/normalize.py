@@ -36,6 +36,7 @@ from .base_classes import merged_with_base
 from .inline_pipelines import Hoist, hoist_inline_pipelines
 from .names import assigned_targets, calls_named, scope_names, unique_name
 from .ops import TIGHT_EQUAL
+from .spread_arguments import spelled_spread
 from .subclass import (
     PIPELINE_POSITIONAL,
     SYNTHETIC_FN,
@@ -279,8 +280,7 @@ class _Normalizer(Transformer):
         """Why the graph cannot become a function defined where the ``with`` stands, or None."""
         spread = next((arg for arg in call.args if arg.star), None)
         if spread is not None:
-            spelled = f"{spread.star}{cst.Module([]).code_for_node(spread.value)}"
-            return (f"is built by a `Pipeline` call that passes `{spelled}`: the migration reads the "
+            return (f"is built by a `Pipeline` call that passes `{spelled_spread(spread)}`: the migration reads the "
                     "pipeline's arguments by name; pass them as keywords, then re-run")
         between = body[index + 1 : with_index]
         names = scope_names(between)

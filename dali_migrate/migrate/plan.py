@@ -25,6 +25,7 @@ from .helpers import graph_helpers, nested_functions, random_helper_calls
 from .names import all_params, assigned_targets, calls_named, scope_names, unique_name, variable_names
 from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
 from .places import node_ids
+from .spread_arguments import spelled_spread
 
 # A shape the migration does not follow yet: re-running after the other TODOs would keep it again.
 NOT_FOLLOWED = "which the migration does not follow"
@@ -151,7 +152,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
                   + random_helper_calls(graph.node, helpers))
     for arg in positional:
         given = "positional `@pipeline_def` arguments" if not arg.star else \
-            f"`@pipeline_def({arg.star}{cst.Module([]).code_for_node(arg.value)})`: the migration reads the pipeline's arguments by name"
+            f"`@pipeline_def({spelled_spread(arg)})`: the migration reads the pipeline's arguments by name"
         plan.block("DM001", arg, f"{given}: pass them by keyword")
     _check_pipeline_args(plan, keywords, graph.decorator)
     _plan_current_pipeline(plan)

@@ -29,25 +29,30 @@ def block_spread_arguments(plans: list, facts: ModuleFacts, module: cst.Module) 
     """Blocks each plan called with a ``**mapping`` that holds, or may hold, pipeline arguments:
     where the pipeline is made (also in a function returning it) or through a function that
     returns it."""
-    if not plans:
+    spread = [(plan, arg) for plan in plans for arg in _spread_args(plan, facts.spread_calls)]
+    if not spread:
         return
-    counted = _NameCounter()
-    walk(module, counted)
-    for plan in plans:
-        for arg in _spread_args(plan, counted.calls):
-            reason = _spread_reason(plan, arg, facts, counted.uses)
-            if reason:
-                plan.block("DM001", arg, reason)
+    name_uses = _NameCounter()
+    walk(module, name_uses)
+    for plan, arg in spread:
+        reason = _spread_reason(plan, arg, facts, name_uses.uses)
+        if reason:
+            plan.block("DM001", arg, reason)
 
 
-def _spread_args(plan, calls: list[cst.Call]) -> list[cst.Arg]:
-    by_name = [call for call in calls if dotted_name(call.func) == plan.graph.name]
+def spelled_spread(arg: cst.Arg) -> str:
+    """``**cfg`` (or ``*args``) as the call writes it."""
+    return f"{arg.star}{cst.Module([]).code_for_node(arg.value)}"
+
+
+def _spread_args(plan, spread_calls: list[cst.Call]) -> list[cst.Arg]:
+    by_name = [call for call in spread_calls if dotted_name(call.func) == plan.graph.name]
     made = {id(call): call for call in [*plan.factory_calls, *by_name]}
     return [arg for call in made.values() for arg in call.args if arg.star == "**"]
 
 
 def _spread_reason(plan, arg: cst.Arg, facts: ModuleFacts, name_uses: Counter) -> str:
-    spelled = f"**{cst.Module([]).code_for_node(arg.value)}"
+    spelled = spelled_spread(arg)
     keys = _literal_keys(arg.value, facts, name_uses)
     if keys is None:
         return (f"a call passes `{spelled}`, which may hold pipeline arguments ({PIPELINE_ARGUMENTS_HINT}) that "
@@ -77,16 +82,10 @@ def _literal_keys(value: cst.BaseExpression, facts: ModuleFacts, name_uses: Coun
 
 
 class _NameCounter(Visitor):
-    """How often each name is written in the module, how often it is spread (``**name``), and
-    the calls that spread a mapping."""
+    """How often each name is written in the module, and how often it is spread (``**name``)."""
 
     def __init__(self) -> None:
         self.uses: Counter = Counter()
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if any(arg.star == "**" for arg in node.args):
-            self.calls.append(node)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.uses[node.value] += 1

@@ -39,35 +39,34 @@ def _not_migrated(plan: PipelinePlan) -> str:
     return f"`{plan.graph.name}` was not migrated: fix the TODOs below, then re-run dali-migrate"
 
 
-def _staying_uses(facts: ModuleFacts, plans: list[PipelinePlan]) -> dict[int, str]:
-    """id(node) -> what to say of a use that stays with its pipeline: the method calls and
-    output uses of pipelines kept for a reason outside them (Triton, a framework that runs the
-    graph), and every framework iterator this run does not migrate."""
+def _staying_uses(facts: ModuleFacts, plans: list[PipelinePlan]) -> dict[int, tuple[str | None, str]]:
+    """id(node) -> (what to say instead of the finding's message, or None; why it stays), for
+    the method calls and output uses of pipelines kept for a reason outside them (Triton, a
+    framework that runs the graph), and every framework iterator this run does not migrate."""
     kept = {var: plan.graph.name for plan in plans if not plan.migratable
             and any(KEPT in b.message for b in plan.blockers) for var in plan.pipe_vars}
     migrated = {var for plan in plans if plan.migratable for var in plan.pipe_vars}
     sites = [*facts.pipeline_method_calls, *facts.tensorlist_uses]
-    uses = {id(site.node): f"(it stays: `{kept[site.origin]}` is {KEPT})" for site in sites if site.origin in kept}
+    uses = {id(site.node): (None, f"`{kept[site.origin]}` is {KEPT}") for site in sites if site.origin in kept}
     for site in facts.iterator_uses:
         # DM010's advice is how to iterate the migrated pipeline: there is none
         plain = f"{FrameworkIterator.message}: {iterator_name(site)}"
         pipeline = iterated_pipeline(site.node)
         key = facts.key_of(pipeline)
         if key in kept:  # ``DALIClassificationIterator(pipe, ...)`` over a kept ``pipe``
-            uses[id(site.node)] = f"{plain} (it stays: `{kept[key]}` is {KEPT})"
+            uses[id(site.node)] = (plain, f"`{kept[key]}` is {KEPT}")
         elif key not in migrated and isinstance(pipeline, (cst.Name, cst.Attribute)):  # a parameter, say
             given = cst.Module([]).code_for_node(pipeline)
-            uses[id(site.node)] = (f"{plain} (it stays: `{given}` is not a pipeline this run migrates; once the "
-                                   "pipelines it is given are migrated, loop over their generator instead)")
+            uses[id(site.node)] = (plain, f"`{given}` is not a pipeline this run migrates; once the pipelines it "
+                                          "is given are migrated, loop over their generator instead")
     return uses
 
 
-def _staying(message: str, use: str | None) -> str:
-    """``use``: what to say of a finding whose node stays with its pipeline (``_staying_uses``):
-    a whole message, or what the finding's message is followed by."""
+def _staying(message: str, use: tuple[str | None, str] | None) -> str:
     if use is None:
         return message
-    return f"{message} {use}" if use.startswith("(") else use
+    instead, why = use
+    return f"{instead or message} (it stays: {why})"
 
 
 def _comment_texts(lines) -> list[str]:

@@ -286,6 +286,7 @@ class _FactCollector(Visitor):
         self.shadowed: list[dict[str, tuple] | None] = []  # per function: what its names meant outside it
         self.pipelines = PipelineScopes(parameter_keys, find_families)
         self.factory_names: set[str] = set()  # the module's pipeline functions and classes
+        self.dtype_calls: set[int] = set()  # ids of ``x.dtype`` called as ``x.dtype()``
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.facts.top_level[id(node)] = self.statement_index  # for positions.Positions
@@ -700,6 +701,10 @@ class _FactCollector(Visitor):
             self.facts.pipeline_method_calls.append(Site(node, f"{dotted_name(node.func.value.func)}()", method))
         elif self._is_tensorlist(node.func.value) and method in TENSORLIST_METHODS:
             self._tensorlist_use(node, node.func.value, method)
+        elif method == "dtype" and self._holds_dali_dtype(node.func.value):
+            # ``out[0].dtype()``: the deprecated call gives the buffer format ("=B"), not the type
+            self.dtype_calls.add(id(node.func))
+            self._tensorlist_use(node, node.func.value, "dtype_call")
         elif method == "as_cpu" and isinstance(node.func.value, cst.Subscript) and self._is_tensorlist(
                 node.func.value.value):  # ``out[0][0].as_cpu()``: a sample, which ndd moves with ``.cpu()``
             self._tensorlist_use(node, node.func.value, method)
@@ -806,7 +811,7 @@ class _FactCollector(Visitor):
                 self.facts.pipeline_attribute_reads.append(Site(node, dotted_name(node.value), node.attr.value, key))
         if node.attr.value == "shape" and _is_method_call(node.value, "at") and self._is_tensorlist(node.value.func.value):
             self.facts.sample_shapes.add(id(node.value))
-        elif node.attr.value == "dtype" and self._holds_dali_dtype(node.value):
+        elif node.attr.value == "dtype" and id(node) not in self.dtype_calls and self._holds_dali_dtype(node.value):
             self._tensorlist_use(node, node.value, "dtype")
 
     def _holds_dali_dtype(self, value: cst.BaseExpression) -> bool:

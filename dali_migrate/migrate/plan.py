@@ -54,7 +54,11 @@ CALL_SITE_ARGS = frozenset({"enable_checkpointing", "checkpoint"})
 # order would shift: blocked below)
 SUPPORTED_PIPE_METHODS = frozenset({"build", "reset", "run", "outputs", "share_outputs", "epoch_size",
                                     "reader_meta", "checkpoint", "schedule_run", "release_outputs"})
-UNSUPPORTED_OUTPUT_METHODS = frozenset({"as_reshaped_tensor"})
+UNSUPPORTED_OUTPUT_METHODS = {
+    "as_reshaped_tensor": "`as_reshaped_tensor()` on a pipeline output",
+    "dtype_call": "`.dtype()` on a pipeline output gives the buffer format (such as \"=B\"), which no ndd value "
+                  "gives: use the `.dtype` property (a `DALIDataType`)",
+}
 METHOD_RULES = {
     "schedule_run": "DM003", "release_outputs": "DM003", "checkpoint": "DM013", "serialize": "DM014", "feed_input": "DM012",
     "iter_setup": "DM012",
@@ -1008,7 +1012,7 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
             plan.block(METHOD_RULES.get(site.detail, "DM003"), site.node, reason)
     for site in facts.tensorlist_uses:
         if site.origin in plan.pipe_vars and site.detail in UNSUPPORTED_OUTPUT_METHODS:
-            plan.block("DM007", site.node, f"`{site.detail}()` on a pipeline output")
+            plan.block("DM007", site.node, UNSUPPORTED_OUTPUT_METHODS[site.detail])
     # a ``@data_iterator`` call makes the loader: what holds it is used as any object
     holders = plan.pipe_vars if plan.jax_iterator is None else []
     stray_nodes = [n for key in [name, *holders] for n in strays.get(key, [])]

@@ -21,12 +21,14 @@ REPLACEMENTS = {
     "is_dense_tensor": "`len(set(out.shape)) <= 1`",
     "feed_ndarray": "`tensor.copy_(ndd.as_tensor(out).torch())`",
     "dtype": "`.dtype.type_id` (an ndd value's `dtype` is an ndd type; `type_id` is the `DALIDataType`)",
+    "dtype_call": "`.dtype` (the deprecated call gives the buffer format, such as `\"=B\"`; an ndd value has "
+                  "only the property: kept with a TODO)",
     "hasattr": "`hasattr(out, \"cpu\")` (an ndd Batch has `cpu()`, not `as_cpu()`)",
     "isinstance_gpu": "`out.device.device_type == \"gpu\"` (an ndd Batch is never a `TensorListGPU`)",
     "isinstance_cpu": "`out.device.device_type == \"cpu\"` (an ndd Batch is never a `TensorListCPU`)",
 }
 SPELLED = {"[]": "out[i]", "tensor_shape": "as_tensor().shape()", "feed_ndarray": "feed_ndarray(out, tensor)",
-           "dtype": "out.dtype", "isinstance_gpu": "isinstance(out, TensorListGPU)",
+           "dtype": "out.dtype", "dtype_call": "out[i].dtype()", "isinstance_gpu": "isinstance(out, TensorListGPU)",
            "isinstance_cpu": "isinstance(out, TensorListCPU)", "hasattr": "hasattr(out, \"as_cpu\")"}
 
 
@@ -65,7 +67,9 @@ class TensorListApi(Rule):
     always be False and the branch it guards (often the copy to the host) would never run.
     `hasattr(out, "as_cpu")` asks for the ndd spelling, `hasattr(out, "cpu")`, for the same
     reason.
-    `as_reshaped_tensor` is marked with a TODO. `feed_ndarray(out, tensor)` (PyTorch plugin)
+    `as_reshaped_tensor` is marked with a TODO, and so is `out[i].dtype()` (or
+    `out.as_tensor().dtype()`): that deprecated call gives the buffer format (`"=B"`), which no
+    ndd value gives; use the `.dtype` property first. `feed_ndarray(out, tensor)` (PyTorch plugin)
     becomes `tensor.copy_(out.torch())`: the same copy into the same tensor, which it returns;
     `feed_ndarray` refused a tensor of another size or dtype, and code that ran did not give one.
     """

@@ -618,9 +618,10 @@ class _FactCollector(Visitor):
                 self._bind_output_tuples(names, dotted_name(value.value))
             else:
                 self._bind_tensorlists(names, dotted_name(value.value))
-        elif _is_method_call(value, "as_tensor") and self._is_tensorlist(value.func.value) and len(names) == 1:
-            self.facts.dense_tensors.add(names[0])  # ``labels_tensor = labels.as_tensor()``
-            origin = self._tensorlist_origin(value.func.value)[1]  # ``out[0].as_tensor()`` too
+        elif len(names) == 1 and self._is_dali_tensor(value):
+            # ``labels_tensor = labels.as_tensor()`` or ``sample = images[i]``: a DALI Tensor
+            self.facts.dense_tensors.add(names[0])
+            origin = self._tensorlist_origin(value.func.value if isinstance(value, cst.Call) else value.value)[1]
             if origin is not None:
                 self.facts.output_origin[names[0]] = origin
         elif len(names) == 1 and self._is_moved_tensorlist(value):
@@ -708,9 +709,13 @@ class _FactCollector(Visitor):
         elif method == "as_cpu" and isinstance(node.func.value, cst.Subscript) and self._is_tensorlist(
                 node.func.value.value):  # ``out[0][0].as_cpu()``: a sample, which ndd moves with ``.cpu()``
             self._tensorlist_use(node, node.func.value, method)
-        elif receiver in self.facts.dense_tensors and method == "shape" and not node.args:
+        elif receiver in self.facts.dense_tensors and method in TENSOR_METHODS and not node.args:
             # only a DALI tensor has a shape() to call: ``t = out.as_tensor()`` then ``t.shape()``
-            self.facts.tensorlist_uses.append(Site(node, receiver, "tensor_shape", self.facts.output_origin.get(receiver)))
+            self.facts.tensorlist_uses.append(Site(node, receiver, TENSOR_METHODS[method],
+                                                   self.facts.output_origin.get(receiver)))
+        elif method in TENSOR_METHODS and not node.args and isinstance(node.func.value, cst.Subscript) and (
+                self._is_dali_tensor(node.func.value)):  # ``images[i].shape()``
+            self._tensorlist_use(node, node.func.value, TENSOR_METHODS[method])
 
     def _note_escaping_arguments(self, node: cst.Call) -> None:
         callee = dotted_name(node.func) or "a function"
@@ -794,6 +799,12 @@ class _FactCollector(Visitor):
             return member[-3:].lower()
         return None
 
+    def _is_dali_tensor(self, node: cst.BaseExpression) -> bool:
+        """``out.as_tensor()`` or one sample, ``out[i]``: a ``TensorCPU``, whose ``shape()`` is a list."""
+        if _is_method_call(node, "as_tensor"):
+            return self._is_tensorlist(node.func.value)
+        return isinstance(node, cst.Subscript) and not _is_slice(node) and self._is_tensorlist(node.value)
+
     def _is_tensorlist(self, node: cst.BaseExpression) -> bool:
         if dotted_name(node) in self.facts.tensorlists:
             return True
@@ -852,6 +863,11 @@ class _FactCollector(Visitor):
         if method == "shape" and _is_method_call(receiver, "as_tensor"):
             method = "tensor_shape"  # a dense Tensor's shape() is a list, ndd's .shape a tuple
         self.facts.tensorlist_uses.append(Site(node, name, method, origin))
+
+
+# methods of a DALI Tensor (a sample, or a dense output) -> their TensorList-use kinds: an ndd
+# Tensor has the properties (``shape`` a tuple where ``shape()`` gave a list)
+TENSOR_METHODS = {"shape": "tensor_shape", "layout": "layout"}
 
 
 # ``Pipeline`` properties that only give back how the pipeline was made

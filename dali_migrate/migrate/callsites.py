@@ -75,6 +75,7 @@ class CallSiteRewrites:
     grouped_made: MadeNodes = field(default_factory=MadeNodes)
     sample_shapes: set[int] = field(default_factory=set)  # ``out.at(i)`` read only for ``.shape``
     arrays_made: MadeNodes = field(default_factory=MadeNodes)  # the ``np.asarray(...)`` calls written here
+    shape_lists_made: MadeNodes = field(default_factory=MadeNodes)  # the ``list(x.shape)`` calls written here
     run_receivers: dict[int, cst.BaseExpression] = field(default_factory=dict)  # id(run call) -> what next() reads
     resets: dict[int, cst.BaseStatement] = field(default_factory=dict)  # id(reset call) -> its new statement
     dense_made: MadeNodes = field(default_factory=MadeNodes)  # the ``ndd.as_tensor(...)`` calls written here
@@ -122,7 +123,7 @@ class CallSiteRewrites:
             return updated.with_changes(args=args)
         method = self.output_uses.get(key)
         if method is None:
-            return self._without_a_second_array(updated)
+            return self._without_a_needless_list(self._without_a_second_array(updated))
         if method == "len":
             return _attr(updated.args[0].value, "batch_size")
         if method == "hasattr":  # ``hasattr(images, "as_cpu")`` -> ``hasattr(images, "cpu")``
@@ -152,7 +153,9 @@ class CallSiteRewrites:
             dense = receiver if receiver in self.dense_made else _call(_dotted(f"{self.ndd_alias}.as_tensor"), receiver)
             return self._array(dense)
         if method == "tensor_shape":
-            return _call(cst.Name("list"), _attr(receiver, "shape"))
+            shape = _call(cst.Name("list"), _attr(receiver, "shape"))
+            self.shape_lists_made.add(shape)
+            return shape
         if method == "is_dense_tensor":
             return self._dense_check(receiver)
         if method == "layout":  # TensorList.layout() is "" where ndd's .layout is None
@@ -174,6 +177,15 @@ class CallSiteRewrites:
         if (len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
                 and call.args[0].value in self.arrays_made
                 and dotted_name(call.func) in {f"{self.numpy_alias}.asarray", f"{self.numpy_alias}.array"}):
+            return call.with_changes(args=[call.args[0].with_changes(value=call.args[0].value.args[0].value)])
+        return call
+
+    def _without_a_needless_list(self, call: cst.Call) -> cst.Call:
+        """``len(images[0].shape())`` is ``len(images.tensors[0].shape)``: the ``list(...)`` written
+        for a shape is left out where ``len``, ``tuple`` or ``list`` takes it alone."""
+        if (isinstance(call.func, cst.Name) and call.func.value in ("len", "tuple", "list") and len(call.args) == 1
+                and call.args[0].keyword is None and not call.args[0].star
+                and call.args[0].value in self.shape_lists_made):
             return call.with_changes(args=[call.args[0].with_changes(value=call.args[0].value.args[0].value)])
         return call
 

@@ -36,7 +36,8 @@ class TensorListApi(Rule):
     """
     ## What it does
     Flags pipeline-output (`TensorList`) access: `out[i]`, `out.at(i)`, `as_cpu()`,
-    `as_array()`, `as_tensor()`, `shape()`, `layout()`, `len(out)`.
+    `as_array()`, `as_tensor()`, `shape()`, `layout()`, `len(out)`, and the methods of one
+    sample (`out[i].shape()`, `sample.layout()` after `sample = out[i]`) or of `as_tensor()`.
 
     ## Why
     Dynamic mode returns `Batch` objects. A `Batch` has no `__getitem__` (a TypeError): sample
@@ -62,6 +63,9 @@ class TensorListApi(Rule):
     contiguously (measured on DALI 2.4, CPU), so that is when a pipeline output was dense.
     `out.dtype` (also of a sample or of `as_tensor()`) becomes `out.dtype.type_id`: the same
     `DALIDataType`, which prints and compares as before (`== types.UINT8`).
+    A sample's `shape()` (a list) becomes `list(sample.shape)` (ndd's is a tuple), or the
+    tuple itself where `len`, `tuple` or `list` takes it; its `layout()` becomes
+    `(sample.layout or "")`, as for a whole output.
     `isinstance(out, TensorListGPU)` (or `TensorListCPU`) becomes `out.device.device_type ==
     "gpu"` (`"cpu"`): an ndd Batch is never an instance of those classes, so the test would
     always be False and the branch it guards (often the copy to the host) would never run.

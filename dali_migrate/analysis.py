@@ -610,6 +610,10 @@ class _FactCollector(Visitor):
             outputs = False
         elif self._is_run_call(value):
             self._bind_outputs(target, value, unpacked=_unpacks(target))
+        elif isinstance(value, cst.Subscript) and self._is_run_call(value.value) and (
+                _is_slice(value) or not _unpacks(target)):
+            # ``images = pipe.run()[0]``: a TensorList; ``rest = pipe.run()[1:]``: outputs still
+            self._bind_outputs(target, value.value, unpacked=_unpacks(target) or not _is_slice(value))
         elif (
             isinstance(value, cst.Subscript)
             and dotted_name(value.value) in self.facts.output_tuples

@@ -251,6 +251,17 @@ def _is_method_call(node: cst.BaseExpression, method: str) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method
 
 
+def paired_elements(target: cst.BaseExpression, value: cst.BaseExpression):
+    """The (target, value) pairs of ``a, b = x, y``; None unless both sides are tuples or lists
+    of as many elements, none starred."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    sides = (target.elements, value.elements)
+    if len(sides[0]) != len(sides[1]) or any(isinstance(e, cst.StarredElement) for side in sides for e in side):
+        return None
+    return [(t.value, v.value) for t, v in zip(*sides)]
+
+
 def _is_slice(subscript: cst.Subscript) -> bool:
     return any(isinstance(element.slice, cst.Slice) for element in subscript.slice)
 
@@ -596,6 +607,11 @@ class _FactCollector(Visitor):
 
     def _record_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
         """Records what ``target = value`` binds; True where it binds pipeline outputs."""
+        pairs = paired_elements(target, value)
+        if pairs is not None and not any(isinstance(v, cst.Call) and self.is_pipeline_factory(v) for _, v in pairs):
+            # ``images, labels = out[0], out[1]``: each name its own value (pipelines made so stay
+            # "in a container": their metadata and setup are placed after a binding of their own)
+            return any([self._record_binding(name, element) for name, element in pairs])
         names = _assigned_names(target)
         outputs = True
         if isinstance(value, cst.Call) and self.is_pipeline_factory(value):

@@ -13,7 +13,8 @@ import libcst as cst
 from ..scopes import function_locals, name_assignment
 from ..visitors import Visitor, walk
 
-from ..analysis import DaliCall, Graph, ModuleFacts, is_pipeline_target, iterated_pipeline, iterator_decorator
+from ..analysis import (DaliCall, Graph, ModuleFacts, is_pipeline_target, iterated_pipeline, iterator_decorator,
+                        paired_elements)
 from ..pipeline_scopes import spelled
 from ..imports import IMPORT_FROM_TYPES, IMPORT_TYPES, dotted_name
 from ..rules.dm004_mixed_device import mixed_device_strings
@@ -1031,6 +1032,10 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
                                       f"`{in_iterators[id(node)]}`: it gets a line of its own (`pipe = "
                                       f"{dotted_name(node)}(...)`) when the pipeline migrates and the iterator "
                                       "call is the whole value of an assignment, `return` or expression")
+        elif id(node) in getattr(strays, "in_pairs", set()):
+            plan.block("DM003", node, f"`{dotted_name(node)}(...)` makes a pipeline bound in one assignment with "
+                                      "other values (`a, b = ..., ...`), which the migration does not follow: give "
+                                      f"it an assignment of its own (`a = {dotted_name(node)}(...)`)")
         elif id(node) in in_containers:
             plan.block("DM003", node, f"`{dotted_name(node)}(...)` makes pipelines stored in a list or dict, "
                                       f"{NOT_FOLLOWED}; move them by hand: store a generator for each "
@@ -1240,6 +1245,10 @@ class _StrayReferenceFinder(Visitor):
         for element in _container_elements(node):  # ``[make(shard_id=i) for i in range(n)]``
             if isinstance(element, cst.Call):
                 self.found.in_containers.add(id(element.func))
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:  # ``train, val = make(0), make(1)``
+            for _, value in paired_elements(node.targets[0].target, node.value) or []:
+                if isinstance(value, cst.Call):
+                    self.found.in_pairs.add(id(value.func))
         if isinstance(node, (*IMPORT_TYPES, *IMPORT_FROM_TYPES, cst.Global, cst.Nonlocal)):
             return False  # ``global pipe`` declares the name; it uses no value
         if isinstance(node, cst.FunctionDef) and node.name.value in self.names:
@@ -1292,6 +1301,7 @@ class Strays(dict):
     def __init__(self) -> None:
         super().__init__()
         self.in_containers: set[int] = set()
+        self.in_pairs: set[int] = set()  # of those, the ones bound to names of their own: ``a, b = f(), f()``
         self.in_iterators: dict[int, str] = {}  # id(name) -> the iterator it is made in
         self.context: dict[int, str] = {}  # id(name) -> the code it is used in (_use_context)
         self.called: dict[int, cst.Call] = {}  # id(name) of the names called (``f(...)`` anywhere) -> the call

@@ -501,3 +501,14 @@ def test_an_importer_without_pipeline_mode_api_of_its_own_still_decides(tmp_path
     assert "`train_pipe` is used from train.py: `pipe` is used as a value in `Wrapper(pipe)`" in migrated
     assert (root / "train.py").read_text() == NO_FINDING_OF_ITS_OWN
     assert _run(root) == before
+
+
+def test_every_reason_an_importer_keeps_the_pipeline_is_named(tmp_path):
+    """Two uses in train.py keep the pipeline: the defining file's TODO names both, so that one
+    edit and one re-run suffice."""
+    caller = FROM_IMPORT.replace("pipe.build()", "pipe.build()\nprint(pipe.serialize() is not None)\nprint(len([pipe]))")
+    root = _project(tmp_path, caller)
+    run_migrate([root], Config(), write=True)
+    migrated = unwrapped_todos((root / "pkg" / "pipelines.py").read_text())
+    assert "`pipe.serialize()` needs the pipeline graph" in migrated
+    assert "`pipe` is used as a value in `len([pipe])`" in migrated

@@ -627,7 +627,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     return MigrationResult(new_module, fixed, todos.placed, [p.graph.name for p in own],
                            {p.graph.name: p.blockers for p in plans if not p.migratable and not p.imported},
                            sorted({*_exported(module, facts, own), *rebased}),  # importers must follow
-                           {p.graph.name: p.blockers[0].message for p in plans if p.imported and not p.migratable},
+                           {p.graph.name: "; ".join(dict.fromkeys(b.message for b in p.blockers))  # all of them
+                            for p in plans if p.imported and not p.migratable},
                            {p.graph.name: pipeline_safety(p) for p in own},
                            bool(needs_loader and loader_import), _helper_requests(module, facts, own),
                            loader_ends_at_sources=bool(reader_meta.epoch_end_calls),

@@ -186,6 +186,7 @@ class ValueModel(ast.NodeVisitor):
         self.imported_generators = imported_generators
         self.imports = imports_of(tree)
         self.functions: dict[str, FunctionSummary] = {}
+        self.lambdas = _module_lambdas(tree)  # ``as_numpy = lambda tl: ...``: read where it is called
         self.methods: set[str] = set()  # names of functions defined in class bodies (``self.x()``)
         self.attributes: dict[str, Value] = {}  # "self.x" and "module.x" bindings, by spelling
         self.problems: list[Problem] = []
@@ -644,9 +645,26 @@ class ValueModel(ast.NodeVisitor):
         called = self.env.get(name)
         if called is not None and called.kind == FUNCTION:  # a parameter given module functions
             return _merged([self._function_call(function, arguments, keywords) for function in sorted(called.origins)])
+        if name in self.lambdas and name not in self.env:
+            return self._lambda_call(self.lambdas[name], arguments, keywords)
         if self.functions.get(name) is None or name in self.env:
             return _built_from(arguments, keywords) if name not in NOT_DATA_BUILTINS else None
         return self._function_call(name, arguments, keywords)
+
+    def _lambda_call(self, function: ast.Lambda, arguments, keywords) -> Value | None:
+        """The lambda's body, read with its parameters bound to what this call gives them."""
+        outer = self.env
+        self.env = dict(outer)
+        params = [a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]]
+        for param, value in [*zip(params, arguments), *((k, v) for k, v in keywords.items() if k in params)]:
+            if value is None:
+                self.env.pop(param, None)
+            else:
+                self.env[param] = value
+        try:
+            return self.value(function.body)
+        finally:
+            self.env = outer
 
     def _check_pipeline_class(self, node: ast.Call, value: Value) -> None:
         """``isinstance(batch, TensorListGPU)``: always False on an ndd value."""
@@ -781,6 +799,27 @@ NDD_SPELLING = {
     "layout": "the `.layout` property",
     "is_dense_tensor": "`len(set(batch.shape)) <= 1`",
 }
+
+
+def _module_lambdas(tree: ast.Module) -> dict[str, ast.Lambda]:
+    """Module-level names bound once, to a lambda, by a plain assignment."""
+    bound: dict[str, list[ast.expr | None]] = {}
+    for statement in tree.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in (n for n in ast.walk(target) if isinstance(n, ast.Name)):
+                        bound.setdefault(name.id, []).append(node.value if target is name else None)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.comprehension)):
+                target = node.target
+                for name in (n for n in ast.walk(target) if isinstance(n, ast.Name)):
+                    bound.setdefault(name.id, []).append(None)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.setdefault(node.name, []).append(None)
+            elif isinstance(node, ast.arg):  # a parameter of that name hides it
+                bound.setdefault(node.arg, []).append(None)
+    return {name: values[0] for name, values in bound.items()
+            if len(values) == 1 and isinstance(values[0], ast.Lambda)}
 
 
 def _own_names(function: ast.FunctionDef) -> tuple[set[str], set[str]]:

@@ -107,7 +107,7 @@ class ModuleFacts:
     output_tuples_seen: set[str] = field(default_factory=set)  # every name that held run()'s tuple somewhere
     tuple_escapes: set[int] = field(default_factory=set)  # ids of escaping values that are run()'s whole tuple
     tensorlists: set[str] = field(default_factory=set)
-    dense_tensors: set[str] = field(default_factory=set)  # names bound to ``output.as_tensor()``
+    dense_tensors: set[str] = field(default_factory=set)  # names bound to ``output.as_tensor()`` or ``output[i]``
     pipeline_method_calls: list[Site] = field(default_factory=list)
     # ``for p in (train_pipe, val_pipe): p.build()``: one site per pipeline built (its node: the
     # element), and the loops by id

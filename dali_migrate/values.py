@@ -186,7 +186,7 @@ class ValueModel(ast.NodeVisitor):
         self.imported_generators = imported_generators
         self.imports = imports_of(tree)
         self.functions: dict[str, FunctionSummary] = {}
-        self.lambdas = _module_lambdas(tree)  # ``as_numpy = lambda tl: ...``: read where it is called
+        self.lambdas: dict[str, ast.Lambda] = {}  # ``as_numpy = lambda tl: ...``: read where it is called
         self.methods: set[str] = set()  # names of functions defined in class bodies (``self.x()``)
         self.attributes: dict[str, Value] = {}  # "self.x" and "module.x" bindings, by spelling
         self.problems: list[Problem] = []
@@ -207,11 +207,13 @@ class ValueModel(ast.NodeVisitor):
 
     # -- building -------------------------------------------------------------------------
     def build(self) -> "ValueModel":
-        for node in ast.walk(self.tree):
+        nodes = list(ast.walk(self.tree))
+        for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, FunctionSummary(node))
             elif isinstance(node, ast.ClassDef):
                 self.methods |= {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.lambdas = _module_lambdas(nodes)
         for _ in range(4):  # summaries flow from callers to callees and back
             before = self._state()
             self._round(collect=False)
@@ -801,23 +803,24 @@ NDD_SPELLING = {
 }
 
 
-def _module_lambdas(tree: ast.Module) -> dict[str, ast.Lambda]:
-    """Module-level names bound once, to a lambda, by a plain assignment."""
+def _module_lambdas(nodes: list[ast.AST]) -> dict[str, ast.Lambda]:
+    """Names bound once in the module (``nodes``: all of its nodes), to a lambda, by a plain
+    assignment. Most modules assign no lambda: they are not read further."""
+    if not any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) for node in nodes):
+        return {}
     bound: dict[str, list[ast.expr | None]] = {}
-    for statement in tree.body:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    for name in (n for n in ast.walk(target) if isinstance(n, ast.Name)):
-                        bound.setdefault(name.id, []).append(node.value if target is name else None)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.comprehension)):
-                target = node.target
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
                 for name in (n for n in ast.walk(target) if isinstance(n, ast.Name)):
-                    bound.setdefault(name.id, []).append(None)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                bound.setdefault(node.name, []).append(None)
-            elif isinstance(node, ast.arg):  # a parameter of that name hides it
-                bound.setdefault(node.arg, []).append(None)
+                    bound.setdefault(name.id, []).append(node.value if target is name else None)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.comprehension)):
+            for name in (n for n in ast.walk(node.target) if isinstance(n, ast.Name)):
+                bound.setdefault(name.id, []).append(None)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.setdefault(node.name, []).append(None)
+        elif isinstance(node, ast.arg):  # a parameter of that name hides it
+            bound.setdefault(node.arg, []).append(None)
     return {name: values[0] for name, values in bound.items()
             if len(values) == 1 and isinstance(values[0], ast.Lambda)}
 

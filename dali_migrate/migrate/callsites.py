@@ -42,6 +42,15 @@ def _flat(node: cst.CSTNode) -> str:
     return "".join(cst.Module([]).code_for_node(node).split())
 
 
+def _unwrapped(call: cst.Call, callees: set[str], made: MadeNodes) -> cst.Call:
+    """``call`` given, as its one argument, what a wrapper call in ``made`` wraps, where it calls
+    one of ``callees``: ``f(g(x))`` -> ``f(x)``."""
+    if (len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
+            and call.args[0].value in made and dotted_name(call.func) in callees):
+        return call.with_changes(args=[call.args[0].with_changes(value=call.args[0].value.args[0].value)])
+    return call
+
+
 def _call(func: cst.BaseExpression, *args: cst.BaseExpression) -> cst.Call:
     return cst.Call(func=func, args=[cst.Arg(a) for a in args])
 
@@ -174,20 +183,12 @@ class CallSiteRewrites:
         """``np.asarray(images.at(0))`` is ``np.asarray(images.tensors[0])``, not
         ``np.asarray(np.asarray(...))``: an array made here, given alone to ``np.asarray`` or
         ``np.array``, is given as what it was made of."""
-        if (len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
-                and call.args[0].value in self.arrays_made
-                and dotted_name(call.func) in {f"{self.numpy_alias}.asarray", f"{self.numpy_alias}.array"}):
-            return call.with_changes(args=[call.args[0].with_changes(value=call.args[0].value.args[0].value)])
-        return call
+        return _unwrapped(call, {f"{self.numpy_alias}.asarray", f"{self.numpy_alias}.array"}, self.arrays_made)
 
     def _without_a_needless_list(self, call: cst.Call) -> cst.Call:
         """``len(images[0].shape())`` is ``len(images.tensors[0].shape)``: the ``list(...)`` written
         for a shape is left out where ``len``, ``tuple`` or ``list`` takes it alone."""
-        if (isinstance(call.func, cst.Name) and call.func.value in ("len", "tuple", "list") and len(call.args) == 1
-                and call.args[0].keyword is None and not call.args[0].star
-                and call.args[0].value in self.shape_lists_made):
-            return call.with_changes(args=[call.args[0].with_changes(value=call.args[0].value.args[0].value)])
-        return call
+        return _unwrapped(call, {"len", "tuple", "list"}, self.shape_lists_made)
 
     def _dense_check(self, receiver: cst.BaseExpression) -> cst.Comparison:
         """``is_dense_tensor()``: pipeline outputs are stored contiguously (DALI 2.4, measured on

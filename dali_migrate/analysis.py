@@ -729,12 +729,10 @@ class _FactCollector(Visitor):
         elif method == "as_cpu" and isinstance(node.func.value, cst.Subscript) and self._is_tensorlist(
                 node.func.value.value):  # ``out[0][0].as_cpu()``: a sample, which ndd moves with ``.cpu()``
             self._tensorlist_use(node, node.func.value, method)
-        elif receiver in self.facts.dense_tensors and method in TENSOR_METHODS and not node.args:
-            # only a DALI tensor has a shape() to call: ``t = out.as_tensor()`` then ``t.shape()``
-            self.facts.tensorlist_uses.append(Site(node, receiver, TENSOR_METHODS[method],
-                                                   self.facts.output_origin.get(receiver)))
-        elif method in TENSOR_METHODS and not node.args and isinstance(node.func.value, cst.Subscript) and (
-                self._is_dali_tensor(node.func.value)):  # ``images[i].shape()``
+        elif method in TENSOR_METHODS and not node.args and (
+                receiver in self.facts.dense_tensors or self._is_dali_tensor(node.func.value)):
+            # only a DALI tensor has a shape() to call: ``t = out.as_tensor()`` then ``t.shape()``,
+            # or ``images[i].shape()``
             self._tensorlist_use(node, node.func.value, TENSOR_METHODS[method])
 
     def _note_escaping_arguments(self, node: cst.Call) -> None:

@@ -422,8 +422,7 @@ def _split_brackets(expression: cst.BaseExpression, base: int, level: int, layou
     if isinstance(expression, COMPREHENSIONS):
         return _split_comprehension(opened, base, level + 1, layout, module)
     if isinstance(expression, cst.IfExp):
-        return opened.with_changes(whitespace_before_if=_newline(level + 1, layout),
-                                   whitespace_before_else=_newline(level + 1, layout))
+        return _split_conditional(opened, base, level + 1, layout, module)
     if isinstance(expression, cst.BooleanOperation):
         return _split_operators(opened, level + 1, layout)
     if isinstance(expression, cst.BinaryOperation):
@@ -431,6 +430,18 @@ def _split_brackets(expression: cst.BaseExpression, base: int, level: int, layou
     if isinstance(expression, cst.Comparison):
         return _split_comparison(opened, base, level + 1, layout, module)
     return opened
+
+
+def _split_conditional(expression: cst.IfExp, base: int, level: int, layout: _Layout,
+                       module: cst.Module) -> cst.IfExp:
+    """``a if t else b``: a line break before ``if`` and ``else``; a part still too long for its
+    line is split on its own, as black does."""
+    column = layout.indent(base, level)
+    return expression.with_changes(
+        body=_wrap_expression(expression.body, column, 0, base, level, layout, module),
+        test=_wrap_expression(expression.test, column + len("if "), 0, base, level, layout, module),
+        orelse=_wrap_expression(expression.orelse, column + len("else "), 0, base, level, layout, module),
+        whitespace_before_if=_newline(level, layout), whitespace_before_else=_newline(level, layout))
 
 
 def _split_comparison(comparison: cst.Comparison, base: int, level: int, layout: _Layout,

@@ -153,3 +153,18 @@ def f():
             )
             < 0.25
         )
+        feats = (
+            np.asarray(ndd.as_tensor(feats))
+            if (len(set(feats.shape)) <= 1)
+            else np.stack(
+                [
+                    np.array(features.tensors[index])
+                    for index in range(features.batch_size)
+                ]
+            )
+        )
+        crops = (
+            ndd.resize(images, resize_x=crop_width, resize_y=crop_height)
+            if training
+            else ndd.resize(images, size=crop)
+        )

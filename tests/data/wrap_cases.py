@@ -37,3 +37,5 @@ def f():
         shifted = images + offset + ndd.random.uniform(range=(0.0, 1.0), batch_size=batch_size, rng=rngxx)
         condition_1 = ndd.random.uniform(range=[0.0, 1.0], batch_size=batch_size, rng=rngxxxxx) < 0.25
         condition_2 = ndd.random.uniform(range=[0.0, 1.0], batch_size=batch_size, rng=rng, x=111111111111) < 0.25
+        feats = np.asarray(ndd.as_tensor(feats)) if (len(set(feats.shape)) <= 1) else np.stack([np.array(features.tensors[index]) for index in range(features.batch_size)])
+        crops = ndd.resize(images, resize_x=crop_width, resize_y=crop_height) if training else ndd.resize(images, size=crop)

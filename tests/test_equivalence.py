@@ -73,6 +73,7 @@ RUNNABLE = {
     "speech_jasper": {"batch_size": 2, "train_pipeline": False},
     "legacy_iterator_size": {"batch_size": 3, "shard_id": 0, "num_shards": 1},
     "sample_tensors": {},
+    "constant_batches": {},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies",

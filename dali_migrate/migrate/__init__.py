@@ -156,6 +156,7 @@ class Migrator(Transformer):
                 self.op_plan.call_rngs[id(call.node)] = names.rng
         self.op_plan.mixed_strings |= plan.mixed_strings
         self.op_plan.constants.update(plan.constants)
+        self.op_plan.fn_constants.update(plan.fn_constants)
         per_sample = set().union(*(node_ids(branch.statement) - branch.batch_condition
                                    for branch in plan.per_sample_ifs))
         self.op_plan.per_sample |= per_sample

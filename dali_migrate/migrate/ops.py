@@ -149,6 +149,7 @@ class OpRewritePlan:
     subscripts: set[int] = field(default_factory=set)
     shape_methods: set[int] = field(default_factory=set)  # ``images.shape()`` on DataNodes
     constants: dict[int, str | None] = field(default_factory=dict)  # types.Constant -> NumPy dtype
+    fn_constants: dict[int, object] = field(default_factory=dict)  # fn.constant -> constants.ConstantBatch
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" device names given to variables
     dtypes: dict[int, str] = field(default_factory=dict)  # ``types.FLOAT`` in an op's arguments -> ``float32``
     numpy_alias: str = "np"
@@ -181,6 +182,8 @@ class GraphOpRewriter(Transformer):
             return per_sample_call(updated_node, self.plan.ndd_alias, self.plan.numpy_alias)
         if call.op.fn == "shapes":
             return shapes_batch(updated_node, self.plan.ndd_alias)
+        if id(original_node) in self.plan.fn_constants:
+            return self._constant_batch(original_node)
         op = self.optable.successor(call.op)
         target = self.optable.ndd_target(call.op)
         dropped = set(PIPELINE_ONLY_ARGS) | {"name"}
@@ -205,6 +208,14 @@ class GraphOpRewriter(Transformer):
             return number.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if signed else number
         self.plan.needs_numpy = True
         return cst.Call(func=ndd_expr(self.plan.numpy_alias, dtype), args=[cst.Arg(number)])
+
+    def _constant_batch(self, original: cst.Call) -> cst.Call:
+        from .constants import batch_call
+
+        self.plan.needs_numpy = True
+        one_sample = id(original) in self.plan.per_sample
+        batch_size = None if one_sample else self.plan.call_batch_sizes.get(id(original), self.plan.batch_size_name)
+        return batch_call(self.plan.fn_constants[id(original)], self.plan.ndd_alias, self.plan.numpy_alias, batch_size)
 
     def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
         if not self._has_data_inputs(original) and "batch_size" not in {keyword(a) for a in args}:

@@ -92,6 +92,7 @@ class PipelinePlan:
     imported: bool = False  # defined (and migrated) in another module; only its uses are here
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" literals that become "gpu"
     constants: dict[int, str | None] = field(default_factory=dict)  # id(types.Constant call) -> NumPy dtype
+    fn_constants: dict[int, object] = field(default_factory=dict)  # id(fn.constant call) -> ConstantBatch
     helpers: set[str] = field(default_factory=set)  # module functions that build part of the graph
     # its callers read the reader's metadata: the generator yields it first when asked (reader_meta.py)
     yields_reader_meta: bool = False
@@ -309,6 +310,8 @@ def _check_calls(plan: PipelinePlan, facts: ModuleFacts) -> None:
             plan.block("DM012", call.node, f"`fn.{op.fn}` needs a manual migration")
         elif op.fn == "shapes":
             _check_shapes_call(plan, call.node)
+        elif op.fn == "constant":
+            _check_fn_constant(plan, call.node, facts)
         elif facts.optable.ndd_target(op) is None:
             plan.block("DM015", call.node, f"`fn.{op.fn}` has no ndd equivalent")
         elif op.is_reader:
@@ -385,6 +388,16 @@ def _check_constant(plan: PipelinePlan, call: cst.Call, facts: ModuleFacts) -> N
             plan.block("DM015", call, "`types.Constant`: give `dtype=` as a `types.<TYPE>` constant")
             return
     plan.constants[id(call)] = dtype
+
+
+def _check_fn_constant(plan: PipelinePlan, call: cst.Call, facts: ModuleFacts) -> None:
+    """``fn.constant(fdata=0.5)`` becomes a batch made from NumPy (constants.py)."""
+    from .constants import NotConvertible, constant_batch
+
+    try:
+        plan.fn_constants[id(call)] = constant_batch(call, facts.imports)
+    except NotConvertible as reason:
+        plan.block("DM015", call, f"`fn.constant`: {reason}")
 
 
 SHAPES_KEYWORDS = frozenset({"dtype", "type", "name", "preserve", "bytes_per_sample_hint"})

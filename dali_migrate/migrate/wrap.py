@@ -352,8 +352,10 @@ def _wrap_expression(expression: cst.BaseExpression, start: int, suffix: int, ba
         keyword = len(text) - len(_code(module, expression.value))
         return expression.with_changes(value=_wrap_expression(expression.value, start + keyword, suffix, base,
                                                               level, layout, module, isinstance(expression, cst.Yield)))
-    call = next((c for c in _call_chain(expression) if c.args), None)
-    if call is not None:
+    calls = [c for c in _call_chain(expression) if c.args]
+    if calls:
+        # black opens the last bracket whose line up to it fits (``a(x).b(`` is too long: ``a(``)
+        call = next((c for c in calls if start + len(_code(module, c.func)) + 1 <= layout.limit), calls[0])
         return _split_call(expression, call, base, level, layout, module)
     trailing = _trailing_call(expression)
     if trailing is not None and start + len(text) - len(_code(module, trailing)) + len(
@@ -365,7 +367,28 @@ def _wrap_expression(expression: cst.BaseExpression, start: int, suffix: int, ba
     if right_hand and isinstance(expression, (cst.Tuple, *OPERATIONS)):
         opened = expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return _split_brackets(opened, base, level, layout, module)
+    if isinstance(expression, cst.BinaryOperation) and not expression.lpar and _rank(expression) >= 0:
+        return _split_operands(expression, suffix, base, level, layout, module)
     return expression
+
+
+def _split_operands(operation: cst.BinaryOperation, suffix: int, base: int, level: int, layout: _Layout,
+                    module: cst.Module) -> cst.BinaryOperation:
+    """An argument or element ``[...] * batch_size`` that does not fit: a line break before each
+    operator of its lowest priority (black's delimiter split), and each operand still too long
+    for its line split on its own."""
+    rank, column = _rank(operation), layout.indent(base, level)
+
+    def split(node: cst.BaseExpression, after: int) -> cst.BaseExpression:
+        if not (isinstance(node, cst.BinaryOperation) and not node.lpar and _rank(node) == rank):
+            return _wrap_expression(node, column, after, base, level, layout, module)
+        operator = node.operator.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+        start = column + len(_code(module, operator))  # ``* `` begins the line
+        right = _wrap_expression(node.right, start, after, base, level, layout, module)
+        return node.with_changes(left=split(node.left, 0), right=right,
+                                 operator=operator.with_changes(whitespace_before=_newline(level, layout)))
+
+    return split(operation, suffix)
 
 
 def _split_call(expression: cst.BaseExpression, call: cst.Call, base: int, level: int, layout: _Layout,

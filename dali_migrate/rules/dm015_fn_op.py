@@ -32,8 +32,12 @@ class FunctionalOp(Rule):
 
     ## Fix safety
     Safe where the op table names an ndd function (same operator, same arguments). Ops with
-    no ndd equivalent (deprecated before DALI 2.0 without successor, pipeline-only ops such as
-    `fn.constant`) are marked with a TODO. `fn.shapes(x)` (deprecated in favour of the
+    no ndd equivalent (deprecated before DALI 2.0 without successor, pipeline-only ops) are
+    marked with a TODO. `fn.constant` with its data written in the call becomes the same batch
+    made from NumPy: `ndd.full(np.float32(0.5), shape=[1], batch_size=batch_size)` for one
+    value, `ndd.batch([np.array([1, 2, 3], dtype=np.int32)] * batch_size)` for several (with
+    `.reshape(shape)`, `layout=` and `device=` as given); data NumPy would convert otherwise
+    than DALI (fractions or out-of-range values for an integer `dtype=`) keeps a TODO. `fn.shapes(x)` (deprecated in favour of the
     DataNode's shape) becomes `ndd.batch(x.shape, dtype=ndd.int64, device=x.device)`: the same
     per-sample 1-D tensors, `dtype=` kept; `x` must be a name. Operators in plain functions that graphs call
     (`def augment(images): return fn.resize(...)`) are migrated with those graphs when every
@@ -67,4 +71,6 @@ class FunctionalOp(Rule):
                 detail = f"use `ndd.{target}`" if target else "no ndd equivalent"
                 if op.fn == "shapes":
                     detail = "use `ndd.batch(x.shape, dtype=ndd.int64, device=x.device)`"
+                elif op.fn == "constant":
+                    detail = "use `ndd.full(np.float32(x), shape=..., batch_size=...)` or `ndd.batch([array] * batch_size)`"
                 yield self.finding(call.node, f"`fn.{op.fn}`, {detail}")

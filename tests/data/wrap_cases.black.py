@@ -168,3 +168,22 @@ def f():
             if training
             else ndd.resize(images, size=crop)
         )
+        mean = ndd.batch(
+            [np.float32([0.485, 0.456, 0.406, 0.1, 0.2]).reshape([1, 1, 5])]
+            * batch_size,
+            layout="HWC",
+        )
+        matrix = ndd.batch(
+            [np.array([1.0, 0.0, 0.0, 1.0], dtype=np.float32).reshape([2, 2])]
+            * batch_size
+        )
+        mean = ndd.batch(
+            [
+                np.array(
+                    [0.485, 0.456, 0.406, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
+                    dtype=np.float32,
+                ).reshape([1, 1, 11])
+            ]
+            * batch_size,
+            layout="HWC",
+        )

@@ -104,3 +104,27 @@ def test_a_constant_in_a_per_sample_branch_is_one_tensor_and_the_program_prints_
         assert done.returncode == 0, done.stderr[-2000:]
         outputs.append(done.stdout)
     assert outputs[0].strip() and outputs[0] == outputs[1]
+
+
+HELPER = f'''from nvidia.dali import fn, pipeline_def, types
+
+
+def normalize(images):
+    return fn.cast(images, dtype=types.FLOAT) * fn.constant(fdata=0.5)
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def graph():
+    jpegs, labels = fn.readers.file(file_root={IMAGES!r})
+    return normalize(fn.decoders.image(jpegs)), labels
+'''
+
+
+def test_a_constant_in_a_graph_helper_keeps_the_pipeline_with_a_reason():
+    """It was an internal error (the helper's op was written as `ndd.None`)."""
+    result = migrate_source(HELPER.encode(), "helper.py", Config())
+    assert result.error is None
+    [(name, reasons)] = result.pipelines
+    assert name == "graph"
+    assert any("`normalize()` builds part of the graph with `fn`: it calls `fn.constant`" in r for r in reasons)
+    assert b"fn.constant(fdata=0.5)" in result.new_source

@@ -28,12 +28,11 @@ import libcst as cst
 
 from ..imports import ImportTable
 from .ops import keyword_arg, ndd_expr
+from .plan import NUMPY_DTYPES
 
 KEYWORDS = frozenset({"fdata", "idata", "shape", "dtype", "layout", "device", "name", "preserve",
                       "bytes_per_sample_hint"})
-NUMPY_TYPES = {"UINT8": "uint8", "UINT16": "uint16", "UINT32": "uint32", "UINT64": "uint64", "INT8": "int8",
-               "INT16": "int16", "INT32": "int32", "INT64": "int64", "FLOAT16": "float16", "FLOAT": "float32",
-               "FLOAT64": "float64"}
+NUMPY_TYPES = {name: numpy for name, numpy in NUMPY_DTYPES.items() if name != "BOOL"}  # DALI's data is numbers
 
 
 class NotConvertible(Exception):

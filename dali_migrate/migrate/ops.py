@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -12,6 +13,9 @@ from ..analysis import MATH_MODULE, DaliCall
 from ..optable import OpTable
 from ..rules.dm004_mixed_device import is_mixed_device
 from ..rules.dm016_op_arguments import PIPELINE_ONLY_ARGS
+
+if TYPE_CHECKING:  # constants.py builds on this module
+    from .constants import ConstantBatch
 
 READER_ONLY_PIPELINE_ARGS = ("batch_size", "name") + PIPELINE_ONLY_ARGS
 
@@ -149,7 +153,7 @@ class OpRewritePlan:
     subscripts: set[int] = field(default_factory=set)
     shape_methods: set[int] = field(default_factory=set)  # ``images.shape()`` on DataNodes
     constants: dict[int, str | None] = field(default_factory=dict)  # types.Constant -> NumPy dtype
-    fn_constants: dict[int, object] = field(default_factory=dict)  # fn.constant -> constants.ConstantBatch
+    fn_constants: dict[int, ConstantBatch] = field(default_factory=dict)  # fn.constant -> its NumPy batch
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" device names given to variables
     dtypes: dict[int, str] = field(default_factory=dict)  # ``types.FLOAT`` in an op's arguments -> ``float32``
     numpy_alias: str = "np"

@@ -7,6 +7,7 @@ Batches. Each reason not to migrate is a ``Blocker`` that becomes a TODO comment
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -27,6 +28,9 @@ from .names import all_params, assigned_targets, calls_named, scope_names, uniqu
 from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
 from .places import node_ids
 from .spread_arguments import spelled_spread
+
+if TYPE_CHECKING:  # constants.py builds on this module
+    from .constants import ConstantBatch
 
 # A shape the migration does not follow yet: re-running after the other TODOs would keep it again.
 NOT_FOLLOWED = "which the migration does not follow"
@@ -92,7 +96,7 @@ class PipelinePlan:
     imported: bool = False  # defined (and migrated) in another module; only its uses are here
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" literals that become "gpu"
     constants: dict[int, str | None] = field(default_factory=dict)  # id(types.Constant call) -> NumPy dtype
-    fn_constants: dict[int, object] = field(default_factory=dict)  # id(fn.constant call) -> ConstantBatch
+    fn_constants: dict[int, ConstantBatch] = field(default_factory=dict)  # id(fn.constant call) -> its NumPy batch
     helpers: set[str] = field(default_factory=set)  # module functions that build part of the graph
     # its callers read the reader's metadata: the generator yields it first when asked (reader_meta.py)
     yields_reader_meta: bool = False

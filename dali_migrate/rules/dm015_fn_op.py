@@ -37,9 +37,10 @@ class FunctionalOp(Rule):
     made from NumPy: `ndd.full(np.float32(0.5), shape=[1], batch_size=batch_size)` for one
     value, `ndd.batch([np.array([1, 2, 3], dtype=np.int32)] * batch_size)` for several (with
     `.reshape(shape)`, `layout=` and `device=` as given); data NumPy would convert otherwise
-    than DALI (fractions or out-of-range values for an integer `dtype=`) keeps a TODO. `fn.shapes(x)` (deprecated in favour of the
-    DataNode's shape) becomes `ndd.batch(x.shape, dtype=ndd.int64, device=x.device)`: the same
-    per-sample 1-D tensors, `dtype=` kept; `x` must be a name. Operators in plain functions that graphs call
+    than DALI (fractions or out-of-range values for an integer `dtype=`) keeps a TODO.
+    `fn.shapes(x)` (deprecated in favour of the DataNode's shape) becomes
+    `ndd.batch(x.shape, dtype=ndd.int64, device=x.device)`: the same per-sample 1-D tensors,
+    `dtype=` kept; `x` must be a name. Operators in plain functions that graphs call
     (`def augment(images): return fn.resize(...)`) are migrated with those graphs when every
     use of the function is in a migrated graph and it holds no reader, source or subscript;
     otherwise the graphs stay in pipeline mode, with a TODO saying why. Random operators in

@@ -73,7 +73,7 @@ def constant_batch(call: cst.Call, imports: ImportTable) -> ConstantBatch:
     for keyword in ("layout", "device"):
         if keyword in given and not isinstance(given[keyword], cst.SimpleString):
             raise NotConvertible(f"give `{keyword}=` as a string literal")
-    if "device" in given and ast.literal_eval(given["device"].value) not in ("cpu", "gpu"):
+    if "device" in given and given["device"].evaluated_value not in ("cpu", "gpu"):
         raise NotConvertible("`device=` must be \"cpu\" or \"gpu\"")
     return ConstantBatch(data, len(values), numpy_type, shape, given.get("layout"), given.get("device"))
 

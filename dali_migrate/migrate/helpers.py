@@ -42,6 +42,7 @@ import libcst as cst
 from ..visitors import Visitor, walk
 
 from ..analysis import DaliCall, ModuleFacts
+from ..optable import OpTable
 from ..rules.dm004_mixed_device import mixed_device_strings
 from .names import calls_named, scope_names, unique_name, variable_names
 from .ops import append_keyword, keyword_values
@@ -243,7 +244,7 @@ def _has_inputs(call: cst.Call) -> bool:
     return any(arg.keyword is None and arg.star == "" for arg in call.args)
 
 
-def why_not(helper: Helper, not_called: set[str] = frozenset(), optable=None) -> str | None:
+def why_not(helper: Helper, optable: OpTable, not_called: set[str] = frozenset()) -> str | None:
     """Why the helper's operators cannot simply become ndd calls, or None. ``not_called``:
     the helpers used other than by a call somewhere in the module."""
     for call in helper.calls:
@@ -254,7 +255,7 @@ def why_not(helper: Helper, not_called: set[str] = frozenset(), optable=None) ->
             return f"it calls `fn.{op.fn}`, which must stay in the graph"
         if op.fn == "constant":
             return "it calls `fn.constant`, which migrates only in the graph itself: move it there"
-        if optable is not None and op.fn != "shapes" and optable.ndd_target(op) is None:
+        if op.fn != "shapes" and optable.ndd_target(op) is None:
             return f"it calls `fn.{op.fn}`, which has no ndd equivalent"
         if (op.random and not helper.nested and not helper.seeded
                 and any(a.keyword and a.keyword.value == "seed" for a in call.node.args)):
@@ -288,7 +289,7 @@ def find_helpers(facts: ModuleFacts, module: cst.Module) -> HelperUses | None:
     _mark_random_parameters(helpers)
     references = _References(set(helpers))
     walk(module, references)
-    reasons = {name: why_not(helper, references.not_called, facts.optable) for name, helper in helpers.items()}
+    reasons = {name: why_not(helper, facts.optable, references.not_called) for name, helper in helpers.items()}
     graphs = {id(g.node) for g in facts.graphs}
     for name, helper in helpers.items():
         if helper.seeded and reasons[name] is None:

@@ -217,8 +217,8 @@ class GraphOpRewriter(Transformer):
         from .constants import batch_call
 
         self.plan.needs_numpy = True
-        one_sample = id(original) in self.plan.per_sample
-        batch_size = None if one_sample else self.plan.call_batch_sizes.get(id(original), self.plan.batch_size_name)
+        # only graphs migrate it (a helper calling it keeps its pipeline): the graph's batch size
+        batch_size = None if id(original) in self.plan.per_sample else self.plan.batch_size_name
         return batch_call(self.plan.fn_constants[id(original)], self.plan.ndd_alias, self.plan.numpy_alias, batch_size)
 
     def _random_args(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:

@@ -1043,13 +1043,14 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
     consumed = _block_graph_consumers(plan, facts, {id(n) for n in stray_nodes})
     in_containers = getattr(strays, "in_containers", set())
     in_iterators = getattr(strays, "in_iterators", {})
+    in_pairs = getattr(strays, "in_pairs", set())
     for node in (n for n in stray_nodes if id(n) not in consumed):
         if id(node) in in_iterators:
             plan.block("DM003", node, f"`{dotted_name(node)}(...)` is made inside the arguments of "
                                       f"`{in_iterators[id(node)]}`: it gets a line of its own (`pipe = "
                                       f"{dotted_name(node)}(...)`) when the pipeline migrates and the iterator "
                                       "call is the whole value of an assignment, `return` or expression")
-        elif id(node) in getattr(strays, "in_pairs", set()):
+        elif id(node) in in_pairs:
             plan.block("DM003", node, f"`{dotted_name(node)}(...)` makes a pipeline bound in one assignment with "
                                       "other values (`a, b = ..., ...`), which the migration does not follow: give "
                                       f"it an assignment of its own (`a = {dotted_name(node)}(...)`)")

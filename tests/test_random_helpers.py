@@ -74,6 +74,9 @@ def test_helpers_get_parameters_that_clash_with_nothing_and_run_equal(tmp_path):
      "it draws from its caller's RNG, so it must only be called by name"),
     ("def noisy(images):\n    return images + fn.random.normal(images)\n\n\nSAMPLE = noisy(None)\n",
      "`module-level code` uses it too"),
+    # `ndd.batch(x.shape, device=x.device)` would run the random crop twice
+    ("def noisy(images):\n    return fn.shapes(fn.crop(images, crop=(4, 4), crop_pos_x=fn.random.uniform()))\n",
+     "`fn.shapes`: give it one input, by name"),
 ])
 def test_a_random_helper_that_cannot_follow_its_caller_keeps_the_graph(helper, reason):
     source = f'''\

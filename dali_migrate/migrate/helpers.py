@@ -45,7 +45,7 @@ from ..analysis import DaliCall, ModuleFacts
 from ..optable import OpTable
 from ..rules.dm004_mixed_device import mixed_device_strings
 from .names import calls_named, scope_names, unique_name, variable_names
-from .ops import append_keyword, keyword_values
+from .ops import append_keyword, keyword_values, shapes_call_problem
 from .places import node_ids
 
 
@@ -255,6 +255,8 @@ def why_not(helper: Helper, optable: OpTable, not_called: set[str] = frozenset()
             return f"it calls `fn.{op.fn}`, which must stay in the graph"
         if op.fn == "constant":
             return "it calls `fn.constant`, which migrates only in the graph itself: move it there"
+        if op.fn == "shapes" and shapes_call_problem(call.node):
+            return shapes_call_problem(call.node)
         if op.fn != "shapes" and optable.ndd_target(op) is None:
             return f"it calls `fn.{op.fn}`, which has no ndd equivalent"
         if (op.random and not helper.nested and not helper.seeded

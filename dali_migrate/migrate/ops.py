@@ -270,6 +270,22 @@ def dtype_arguments(call: cst.Call, imports, optable: OpTable) -> dict[int, str]
     return found
 
 
+SHAPES_KEYWORDS = frozenset({"dtype", "type", "name", "preserve", "bytes_per_sample_hint"})
+
+
+def shapes_call_problem(call: cst.Call) -> str | None:
+    """Why ``fn.shapes(...)`` cannot become ``shapes_batch``'s form, or None: that form reads its
+    input twice (``x.shape``, ``x.device``), so the input must be a name, not an operator call
+    that would run twice (and draw twice from an RNG)."""
+    inputs = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    if any(a.star for a in call.args) or len(inputs) != 1 or not isinstance(inputs[0].value, cst.Name):
+        return "`fn.shapes`: give it one input, by name (`fn.shapes(images)`)"
+    if keywords - SHAPES_KEYWORDS or {"dtype", "type"} <= keywords:
+        return f"`fn.shapes`: `{sorted(keywords - SHAPES_KEYWORDS or {'type'})[0]}=` has no dynamic-mode form"
+    return None
+
+
 def shapes_batch(call: cst.Call, ndd_alias: str, method: bool = False) -> cst.Call:
     """``fn.shapes(x, dtype=D)`` -> ``ndd.batch(x.shape, dtype=D, device=x.device)``: each sample's
     shape as a 1-D tensor (int64 unless ``dtype=`` says otherwise), where ``x`` is. ``method``:

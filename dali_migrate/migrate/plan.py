@@ -25,7 +25,7 @@ from . import conditionals, python_function
 from .external_source import NotMigratable, SourcePlan, plan_source
 from .helpers import graph_helpers, nested_functions, random_helper_calls
 from .names import all_params, assigned_targets, calls_named, scope_names, unique_name, variable_names
-from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values
+from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values, shapes_call_problem
 from .places import node_ids
 from .spread_arguments import spelled_spread
 
@@ -404,19 +404,10 @@ def _check_fn_constant(plan: PipelinePlan, call: cst.Call, facts: ModuleFacts) -
         plan.block("DM015", call, f"`fn.constant`: {reason}")
 
 
-SHAPES_KEYWORDS = frozenset({"dtype", "type", "name", "preserve", "bytes_per_sample_hint"})
-
-
 def _check_shapes_call(plan: PipelinePlan, call: cst.Call) -> None:
-    """``fn.shapes(x)`` becomes ``ndd.batch(x.shape, dtype=ndd.int64, device=x.device)``, which
-    reads ``x`` twice: it must be a name."""
-    inputs = [a for a in call.args if a.keyword is None]
-    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
-    if any(a.star for a in call.args) or len(inputs) != 1 or not isinstance(inputs[0].value, cst.Name):
-        plan.block("DM015", call, "`fn.shapes`: give it one input, by name (`fn.shapes(images)`)")
-    elif keywords - SHAPES_KEYWORDS or {"dtype", "type"} <= keywords:
-        plan.block("DM015", call, f"`fn.shapes`: `{sorted(keywords - SHAPES_KEYWORDS or {'type'})[0]}=` has no "
-                                  "dynamic-mode form")
+    problem = shapes_call_problem(call)
+    if problem:
+        plan.block("DM015", call, problem)
 
 
 def _check_body(plan: PipelinePlan) -> None:

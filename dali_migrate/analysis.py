@@ -121,6 +121,8 @@ class ModuleFacts:
     # ``self.pipe = None``, ``pipe = None``: a placeholder, the same in both modes (ids of targets)
     none_targets: set[int] = field(default_factory=set)
     pipeline_parameters: list[cst.Name] = field(default_factory=list)  # ``def show(pipe, ...)``: see pipeline_parameters.py
+    # the key of such a parameter (``pipe@show#p0``) -> its pipeline_parameters.PipelineParameter
+    parameter_pipelines: dict[str, object] = field(default_factory=dict)
     tensorlist_uses: list[Site] = field(default_factory=list)
     # outputs handed to code the migration does not see: call arguments, return values
     escaping_outputs: list[Site] = field(default_factory=list)
@@ -1018,6 +1020,7 @@ def _bind_pipeline_parameters(facts: ModuleFacts, parameters: list) -> dict[int,
     keys: dict[int, str] = {}
     for number, parameter in enumerate(parameters):
         name = keys[id(parameter.name)] = f"{parameter.name.value}@{parameter.function.name.value}#p{number}"
+        facts.parameter_pipelines[name] = parameter
         facts.pipeline_refs[id(parameter.name)] = name
         facts.pipeline_vars.add(name)
         made = [*parameter.calls, *parameter.variable_calls]

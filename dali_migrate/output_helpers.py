@@ -77,6 +77,9 @@ class References(Visitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._definitions.add(id(node.name))
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._definitions.add(id(node.name))
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._definitions.add(id(node.attr))  # ``pipe.run()`` does not use a function ``run``
 

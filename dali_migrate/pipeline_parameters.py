@@ -41,6 +41,9 @@ class PipelineParameter:
     calls: tuple[cst.Call, ...]  # the pipeline function calls passed for it
     variables: tuple[cst.Name, ...] = ()  # the variables passed for it (``show(pipe, 1)``)
     variable_calls: tuple[cst.Call, ...] = ()  # the calls that made the pipelines they hold
+    # each variable is read nowhere but in its one call of the function (and ``pipe.build()``):
+    # the function is the first to read the pipelines they hold
+    handed_fresh: bool = True
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,8 @@ def find_parameters(module: cst.Module, imports: ImportTable, pipeline_functions
     functions (one walk for the calls of both). ``pipeline_functions``: names of pipeline
     functions other modules define."""
     functions = _plain_functions(module)
-    if not functions:
+    constructors = _plain_constructors(module, set(functions))
+    if not functions and not constructors:
         return [], []
     pipelines = set(pipeline_functions) | _decorated_pipelines(module, imports)
     if not pipelines:
@@ -113,18 +117,19 @@ def find_parameters(module: cst.Module, imports: ImportTable, pipeline_functions
     decorated = set(pipeline_functions) | {
         s.name.value for s in module.body
         if isinstance(s, cst.FunctionDef) and s.decorators and pipeline_def_decorator(s, imports) is not None}
-    uses = References(set(functions))
+    uses = References(set(functions) | set(constructors))
     walk(module, uses)
     passes = _Passes(module, pipelines)
     found: list[PipelineParameter] = []
     factories: list[FactoryParameter] = []
-    for name, function in functions.items():
+    for name, function in [*functions.items(), *constructors.items()]:
         calls = uses.calls.get(name, [])
         if not calls or uses.other_uses.get(name):
             continue
         found += [p for param in all_params(function.params)
                   if (p := passes.parameter(function, param.name, calls)) is not None]
-        factories += _factory_parameters(function, calls, decorated)
+        if name in functions:
+            factories += _factory_parameters(function, calls, decorated)
     return found, factories
 
 
@@ -151,7 +156,9 @@ class _Passes:
         direct = tuple(p for p in passed if isinstance(p, cst.Call))
         variables = tuple(p for p in passed if isinstance(p, cst.Name))
         through = tuple(c for p, m in zip(passed, made) if isinstance(p, cst.Name) for c in m)
-        return PipelineParameter(function, name, direct, variables, through)
+        fresh = all(_read_only_there(p, self.scopes().of(call), self.module, len(m))
+                    for p, call, m in zip(passed, calls, made) if isinstance(p, cst.Name))
+        return PipelineParameter(function, name, direct, variables, through, fresh)
 
     def scopes(self) -> "_CallScopes":
         if self._scopes is None:  # a walk of the module, for variables only
@@ -199,6 +206,28 @@ def _made_by(passed: cst.BaseExpression | None, scope: cst.FunctionDef | None,
     if bindings.other or _declared_global_somewhere(module, passed.value):
         return []  # a function may bind it to anything (``global pipe; pipe = None``)
     return bindings.values
+
+
+def _read_only_there(passed: cst.Name, scope: cst.FunctionDef | None, module: cst.Module, bindings: int) -> bool:
+    """``passed`` is spelled in its scope only where it is bound (``bindings`` times), built
+    (``pipe.build()``) and passed, once."""
+    spellings = _Spellings(passed.value)
+    walk(scope.body if scope is not None else module, spellings)
+    return spellings.names == bindings + spellings.builds + 1
+
+
+class _Spellings(Visitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.names = self.builds = 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names += node.value == self.name
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        self.builds += (isinstance(func, cst.Attribute) and func.attr.value == "build" and not node.args
+                        and isinstance(func.value, cst.Name) and func.value.value == self.name)
 
 
 def _declared_global_somewhere(module: cst.Module, name: str) -> bool:
@@ -259,6 +288,31 @@ def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
     return {name: defs[0] for name, defs in defined.items()
             if len(defs) == 1 and not defs[0].decorators and not isinstance(defs[0].params.star_arg, cst.Param)
             and defs[0].params.star_kwarg is None}
+
+
+def _plain_constructors(module: cst.Module, functions: set[str]) -> dict[str, cst.FunctionDef]:
+    """Top-level classes of no base class (a wrapper: ``class Loader: def __init__(self,
+    pipeline, ...)``) defined once, undecorated, by their ``__init__``, which takes ``self``
+    and no ``*args``/``**kwargs``: calling the class passes its arguments to ``__init__``."""
+    defined: dict[str, list[cst.ClassDef]] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef):
+            defined.setdefault(statement.name.value, []).append(statement)
+    found = {}
+    for name, classes in defined.items():
+        node = classes[0]
+        bases = [dotted_name(base.value) for base in node.bases]
+        if len(classes) != 1 or name in functions or node.decorators or node.keywords or bases not in ([], ["object"]):
+            continue
+        inits = [s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"]
+        if len(inits) != 1 or inits[0].decorators:
+            continue
+        params = inits[0].params
+        if (isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or params.posonly_params
+                or not params.params or params.params[0].name.value != "self"):
+            continue
+        found[name] = inits[0]
+    return found
 
 
 def _decorated_pipelines(module: cst.Module, imports: ImportTable) -> set[str]:
@@ -329,5 +383,7 @@ def passed_argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst
             return arg.value
     positional = [a.value for a in call.args if a.keyword is None]
     names = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
+    if function.name.value == "__init__":  # called through its class: ``self`` is not passed
+        names = names[1:]
     index = names.index(name) if name in names else len(positional)
     return positional[index] if index < len(positional) else None

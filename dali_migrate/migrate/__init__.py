@@ -276,6 +276,7 @@ class Migrator(Transformer):
         self.function_stack.pop()
         entry = self.functions.get(id(original_node))
         if entry is None:
+            updated_node = self.call_sites.with_prelude(original_node, updated_node)
             return self.random_helpers.with_parameters(original_node, updated_node)
         plan, names = entry
         self.local_renames = {}

@@ -108,6 +108,15 @@ class CallSiteRewrites:
             updated = updated.with_changes(leading_lines=[])
         return [*before, updated, *after]
 
+    def with_prelude(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """A function handed a pipeline takes its metadata first (after its docstring)."""
+        prelude = list(self.reader_meta.preludes.get(id(original), {}).values())
+        if not prelude or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = list(updated.body.body)
+        start = 1 if body and _is_docstring(body[0]) else 0
+        return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], *prelude, *body[start:]]))
+
     def is_removed_statement(self, line: cst.SimpleStatementLine) -> bool:
         return (
             len(line.body) == 1
@@ -297,3 +306,8 @@ def dropped_factory_args(plan: PipelinePlan, call: cst.Call) -> set[str]:
         if name in EXECUTION_ONLY_ARGS or name in CALL_SITE_ARGS or (name in MAPPED_PIPELINE_ARGS and name not in plan.params):
             dropped.add(name)
     return dropped
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

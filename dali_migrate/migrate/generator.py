@@ -357,7 +357,9 @@ def _comments_of_dropped_carried(body: list[cst.BaseStatement], replacements: di
 def _metadata_first(plan: PipelinePlan, reader_names: list[str]) -> cst.BaseStatement:
     """``if yield_reader_meta: yield reader.get_metadata()``: what the callers that read the
     reader's metadata take with their first ``next()`` (by reader name where there are several)."""
-    if len(plan.readers) == 1:
+    if len(plan.readers) == 1 and plan.meta_has_batch_size:
+        value = f"dict({reader_names[0]}.get_metadata(), batch_size=batch_size)"
+    elif len(plan.readers) == 1:
         value = f"{reader_names[0]}.get_metadata()"
     else:
         named = [(reader_name_node(r.node), name) for r, name in zip(plan.readers, reader_names)]

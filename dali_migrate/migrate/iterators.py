@@ -210,10 +210,11 @@ def _batch_size(plan, factory_call: cst.Call, facts: ModuleFacts) -> cst.BaseExp
 
 
 def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, class_name: str,
-                facts: ModuleFacts, module: cst.Module | None = None, sized: bool = False) -> cst.Call:
+                facts: ModuleFacts, module: cst.Module | None = None, sized: bool = False,
+                batch_size: cst.BaseExpression | None = None) -> cst.Call:
     """The ``class_name(...)`` call that replaces the iterator call at ``site``; without ``meta``
     (the variable holding the reader's metadata), the pipeline's sources end its epochs, or,
-    ``sized``, the iterator's ``size=``."""
+    ``sized``, the iterator's ``size=``. ``batch_size``: where it is not the factory call's."""
     parameters = PARAMETERS.get(site.name)
     if parameters is None:
         guidance = GUIDANCE.get(plugin_name(site.name), "loop over the migrated generator")
@@ -237,7 +238,7 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
         renamed["size"] = keyword_arg("size", bound["size"])
         if _literal(bound.get("last_batch_padded")) not in (None, False):
             renamed["last_batch_padded"] = keyword_arg("last_batch_padded", bound["last_batch_padded"])
-    added = [keyword_arg("batch_size", _batch_size(plan, factory_call, facts))]
+    added = [keyword_arg("batch_size", batch_size or _batch_size(plan, factory_call, facts))]
     if "output_map" not in parameters and site.detail:  # a subclass passes what it is given on
         added.insert(0, keyword_arg("output_map", _output_map_node(bound, outputs)))
     elif "output_map" not in parameters:
@@ -377,8 +378,9 @@ class TorchLoaders:
             return True  # ``size=int(pipe.epoch_size("Reader") / world_size)``: counted all the same
 
     def replace(self, site: Site, factory_call: cst.Call, meta: str | None, sized: bool = False,
-                elsewhere: bool = False) -> cst.BaseExpression:
-        """``elsewhere``: the pipeline is made in another method than the iterator."""
+                elsewhere: bool = False, batch_size: cst.BaseExpression | None = None) -> cst.BaseExpression:
+        """``elsewhere``: the pipeline is made in another method than the iterator;
+        ``batch_size``: what the loader is given, where it is not the factory call's."""
         try:
             if elsewhere or meta is not None and meta.startswith("self."):
                 _check_readable_from_another_method(_batch_size(self.plan, factory_call, self.facts))
@@ -386,7 +388,8 @@ class TorchLoaders:
             if site.detail:  # a call of the project's own subclass: it derives from the loader instead
                 self._check_class(site)
                 class_name = site.detail
-            return loader_call(self.plan, site, factory_call, meta, class_name, self.facts, self.module, sized)
+            return loader_call(self.plan, site, factory_call, meta, class_name, self.facts, self.module, sized,
+                               batch_size)
         except NotMigratable as reason:
             raise IteratorNotMigratable(site, str(reason)) from None
 

@@ -100,6 +100,8 @@ class PipelinePlan:
     helpers: set[str] = field(default_factory=set)  # module functions that build part of the graph
     # its callers read the reader's metadata: the generator yields it first when asked (reader_meta.py)
     yields_reader_meta: bool = False
+    # its metadata carries the batch size, for a loader made where the caller's names are not in scope
+    meta_has_batch_size: bool = False
     # a loader ends its epochs where the sources stop: the generator can yield None there (iterators.py)
     marks_epoch_ends: bool = False
     # ``@data_iterator`` (JAX): the loader's arguments (jax_data_iterator.py)

@@ -33,7 +33,8 @@ from .ops import bracket_moved, reader_constructor, realigned
 from ..analysis import is_pipeline_target
 from ..pipeline_scopes import spelled
 from .plan import all_params
-from .pipeline_settings import SettingNames, setting_rewrite, setting_sites
+from .pipeline_settings import SETTING_ARGUMENTS, SettingNames, setting_rewrite, setting_sites
+from .pipeline_settings import NotMigratable as SettingNotMigratable
 from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
@@ -51,6 +52,8 @@ class ReaderMetaRewrites:
     sites: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(method call) -> the call
     loaders: list[Site] = field(default_factory=list)  # framework iterators now DALITorchLoader
     flagged_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets yield_reader_meta=True
+    # id(function a pipeline is handed to) -> the metadata statements first in its body
+    preludes: dict[int, dict[str, cst.BaseStatement]] = field(default_factory=dict)
     epoch_end_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets mark_epoch_ends=True
     sized: bool = False  # a loader counts the iterator's ``size=`` samples per epoch
 
@@ -72,6 +75,8 @@ class ReaderMetaRewrites:
         for part in parts:
             for call, statements in part.statements_after.items():
                 whole.statements_after.setdefault(call, {}).update(statements)
+            for function, statements in part.preludes.items():
+                whole.preludes.setdefault(function, {}).update(statements)
             whole.lookups.update(part.lookups)
             whole.sites.update(part.sites)
             whole.loaders += part.loaders
@@ -218,6 +223,10 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         sites = meta_sites(facts, [var])
         settings = setting_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
+        if var in facts.parameter_pipelines and (sites or loader_sites):
+            _taken_by_the_callee(plan, facts.parameter_pipelines[var], sites, settings, loader_sites, loaders,
+                                 places, facts, factory_statements, rewrites)
+            continue
         bindings = {id(site): [_made_by(call, facts, factory_statements, plan) for call in
                                factories_in_scope(factory_statements.get(var, []), site, places, var, plan, facts)]
                     for site in [*sites, *settings, *loader_sites]}
@@ -267,6 +276,101 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 if meta not in after:  # one lookup per reader, however often it is asked
                     after[meta] = _meta_statement(plan, _named_readers(plan)[name], factory_call, meta, facts, ndd_alias)
     return rewrites
+
+
+def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site], loader_sites: list[Site],
+                        loaders, places, facts: ModuleFacts, factory_statements: dict[str, list[cst.Call]],
+                        rewrites: ReaderMetaRewrites) -> None:
+    """``def wrap(pipeline): ... DALIClassificationIterator(pipeline, reader_name="Reader")``,
+    called as ``wrap(train_pipe(root, batch_size=4))``: each pipeline handed in is new, so the
+    function takes the metadata itself, with ``pipeline_reader_meta = next(pipeline)`` first in
+    its body, before anything else reads the generator."""
+    name = parameter.name.value
+    _check_handed_fresh(plan, parameter, [*sites, *settings, *loader_sites], places)
+    handed = [_made_by(call, facts, factory_statements, plan) for call in [*parameter.calls, *parameter.variable_calls]]
+    calls = [call for call in handed if dotted_name(call.func) == plan.graph.name]
+    meta = _meta_name(name, "", False)
+    batch_size = _handed_setting(plan, "batch_size", handed, meta) if loader_sites else None
+    for site in settings:
+        value = _handed_setting(plan, SETTING_ARGUMENTS[site.detail], handed, meta, site)
+        rewrites.rewrite(site, value or _handed_values(plan, SETTING_ARGUMENTS[site.detail], handed)[0])
+    named = _named_readers(plan)
+    for site in sites:
+        metas = {reader: f"{meta}[{reader_name_node(named[reader].node).value}]" if len(plan.readers) > 1 and reader
+                 else meta for reader in _looked_up(site, plan)}
+        rewrites.rewrite(site, _lookup(site, metas, plan))
+    for site in loader_sites:
+        for call in calls:  # alike for every call: the batch size is one number
+            if loaders.ends_at_sources(site):
+                raise NotMigratable("called in a function the pipeline is handed to, with an iterator whose epochs "
+                                    "end where the pipeline's sources stop: make the iterator where the pipeline "
+                                    "is made")
+            if loaders.counts_size(site):  # ``size=``: the loader counts that many samples
+                rewrites.rewrite(site, loaders.replace(site, call, None, sized=True, batch_size=batch_size), loader=True)
+                rewrites.sized = True
+                continue
+            reader = loaders.reader_name(site)
+            given = f"{meta}[{reader_name_node(named[reader].node).value}]" if reader else meta
+            rewrites.rewrite(site, loaders.replace(site, call, given, batch_size=batch_size), loader=True)
+    plan.yields_reader_meta = True
+    rewrites.flagged_calls |= {id(call) for call in calls}
+    prelude = rewrites.preludes.setdefault(id(parameter.function), {})
+    prelude.setdefault(meta, cst.parse_statement(f"{meta} = next({name})\n"))
+
+
+def _check_handed_fresh(plan, parameter, sites: list[Site], places) -> None:
+    """Every pipeline handed in is made in the call (``wrap(train_pipe(...))``), or held by a
+    variable used for nothing else, so nothing read the generator before; the function reads the
+    metadata in its own body, where the parameter still holds what was handed in."""
+    function, name = parameter.function, parameter.name.value
+    if not parameter.handed_fresh:
+        raise NotMigratable(f"`{name}` is handed a pipeline through a variable that the caller uses otherwise "
+                            f"too: make the pipeline in the call (`{function.name.value}({plan.graph.name}(...))`), "
+                            "or make the iterator, read the epoch size, where the pipeline is made")
+    if plan.imported or plan.checkpointing:
+        raise NotMigratable("called in a function the pipeline is handed to; the migrated pipeline gives its "
+                            "reader's metadata where it is created: use it there (make the iterator, read "
+                            "the epoch size) and pass the result in")
+    if any(places.scope(site.node) is not function for site in sites):
+        raise NotMigratable(f"`{name}`'s metadata is read in a function `{function.name.value}()` defines: read it "
+                            f"in `{function.name.value}()` itself")
+    if name in scope_names(list(function.body.body)).bound:
+        raise NotMigratable(f"`{function.name.value}()` binds `{name}` again: use another name for it")
+
+
+def _handed_setting(plan, argument: str, calls: list[cst.Call], meta: str,
+                    site: Site | None = None) -> cst.BaseExpression | None:
+    """What stands for ``argument=`` in the function the pipelines are handed to, where the
+    callers' names are not in scope: None where every call gives the same literal (it is
+    copied), else, for the batch size, what the generator's metadata then carries
+    (``pipeline_reader_meta["batch_size"]``). ``site``: the setting read that needs it."""
+    values = {cst.Module([]).code_for_node(v) if _is_literal(v) else None for v in _handed_values(plan, argument, calls)}
+    if None not in values and len(values) == 1:
+        return None
+    if argument != "batch_size" or len(plan.readers) != 1:
+        why = (f"the pipelines handed to it give `{argument}=` otherwise than as one literal"
+               if argument != "batch_size" else "`batch_size=` is not one number there, and the pipeline has "
+               "several readers")
+        where = f"`{site.name}.{site.detail}` is read" if site else "the iterator is made"
+        message = f"{where} in a function the pipeline is handed to, and {why}: do it where the pipeline is made"
+        raise SettingNotMigratable(site, message) if site else NotMigratable(message)
+    plan.meta_has_batch_size = True
+    return cst.parse_expression(f'{meta}["batch_size"]')
+
+
+def _handed_values(plan, argument: str, calls: list[cst.Call]) -> list[cst.BaseExpression | None]:
+    """``argument=`` of each call; of the decorator where the call does not give it."""
+    found = []
+    for call in calls:
+        given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        default = plan.pipeline_args.get(argument) if dotted_name(call.func) == plan.graph.name else None
+        found.append(given.get(argument, default))
+    return found
+
+
+def _is_literal(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, (cst.Integer, cst.SimpleString)) or isinstance(node, cst.Name) and node.value in (
+        "None", "True", "False")
 
 
 def _epochs_from_sources(plan, site: Site, factory_call: cst.Call, rewrites: ReaderMetaRewrites, loaders,

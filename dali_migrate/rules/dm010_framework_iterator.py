@@ -70,7 +70,8 @@ class FrameworkIterator(Rule):
     Fixed for the PyTorch `DALIGenericIterator` and `DALIClassificationIterator` over one
     migrated pipeline with `reader_name=` naming one of its readers, the output map given as a
     literal, and the pipeline created in the function that creates the
-    iterator. JAX's `DALIGenericIterator` is fixed the same way (FILL or DROP, no `sharding=`,
+    iterator, or handed to it new (`get_loader(train_pipe(...))`: that function then takes the
+    metadata with the first `next()`). JAX's `DALIGenericIterator` is fixed the same way (FILL or DROP, no `sharding=`,
     no `pmap_compatible=True`): it becomes `DALIJaxLoader`, which gives `{name: jax.Array}` per
     step. Without `reader_name=` (and without `size=`), a pipeline fed only by
     external sources is fixed too: its generator is created with `mark_epoch_ends=True` and

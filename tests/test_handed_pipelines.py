@@ -212,3 +212,27 @@ def test_a_class_whose_init_is_not_all_it_runs_keeps_the_pipeline(change):
     result = _migrated(source)
     [(name, reasons)] = result.pipelines
     assert reasons and "next(pipeline)" not in (result.new_source or b"").decode()
+
+
+@pytest.mark.parametrize("batch, steps, takes_meta", [
+    ("4", "return 100 // 4", False),  # copied: nothing to take from the generator
+    ("BATCH", 'return 100 // pipeline_reader_meta["batch_size"]', True),
+])
+def test_a_batch_size_read_in_the_function_is_copied_or_comes_with_the_metadata(batch, steps, takes_meta):
+    source = PROGRAM.split("\n\ndef wrap(")[0] + f'''
+
+BATCH = 4
+
+
+def steps(pipeline):
+    return 100 // pipeline.max_batch_size
+
+
+print(steps(grays("x", 8, batch_size={batch})))
+'''
+    result = _migrated(source)
+    assert dict(result.pipelines)["grays"] == [], result.pipelines
+    migrated = result.new_source.decode()
+    assert steps in migrated
+    assert ("pipeline_reader_meta = next(pipeline)" in migrated) is takes_meta
+    assert ("yield_reader_meta=True" in migrated) is takes_meta

@@ -33,7 +33,7 @@ from .ops import bracket_moved, reader_constructor, realigned
 from ..analysis import is_pipeline_target
 from ..pipeline_scopes import spelled
 from .plan import all_params
-from .pipeline_settings import SETTING_ARGUMENTS, SettingNames, setting_rewrite, setting_sites
+from .pipeline_settings import SETTING_ARGUMENTS, SettingNames, is_literal, setting_rewrite, setting_sites
 from .pipeline_settings import NotMigratable as SettingNotMigratable
 from .pure import Substitution, evaluates_the_same_twice
 
@@ -223,7 +223,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         sites = meta_sites(facts, [var])
         settings = setting_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
-        if var in facts.parameter_pipelines and (sites or loader_sites):
+        if var in facts.parameter_pipelines and (sites or settings or loader_sites):
             _taken_by_the_callee(plan, facts.parameter_pipelines[var], sites, settings, loader_sites, loaders,
                                  places, facts, factory_statements, rewrites)
             continue
@@ -294,6 +294,8 @@ def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site
     for site in settings:
         value = _handed_setting(plan, SETTING_ARGUMENTS[site.detail], handed, meta, site)
         rewrites.rewrite(site, value or _handed_values(plan, SETTING_ARGUMENTS[site.detail], handed)[0])
+    if not (sites or loader_sites or plan.meta_has_batch_size):
+        return  # settings the calls give as literals: copied, no metadata needed
     named = _named_readers(plan)
     for site in sites:
         metas = {reader: f"{meta}[{reader_name_node(named[reader].node).value}]" if len(plan.readers) > 1 and reader
@@ -344,7 +346,7 @@ def _handed_setting(plan, argument: str, calls: list[cst.Call], meta: str,
     callers' names are not in scope: None where every call gives the same literal (it is
     copied), else, for the batch size, what the generator's metadata then carries
     (``pipeline_reader_meta["batch_size"]``). ``site``: the setting read that needs it."""
-    values = {cst.Module([]).code_for_node(v) if _is_literal(v) else None for v in _handed_values(plan, argument, calls)}
+    values = {cst.Module([]).code_for_node(v) if is_literal(v) else None for v in _handed_values(plan, argument, calls)}
     if None not in values and len(values) == 1:
         return None
     if argument != "batch_size" or len(plan.readers) != 1:
@@ -366,11 +368,6 @@ def _handed_values(plan, argument: str, calls: list[cst.Call]) -> list[cst.BaseE
         default = plan.pipeline_args.get(argument) if dotted_name(call.func) == plan.graph.name else None
         found.append(given.get(argument, default))
     return found
-
-
-def _is_literal(node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, (cst.Integer, cst.SimpleString)) or isinstance(node, cst.Name) and node.value in (
-        "None", "True", "False")
 
 
 def _epochs_from_sources(plan, site: Site, factory_call: cst.Call, rewrites: ReaderMetaRewrites, loaders,

@@ -56,6 +56,18 @@ show(*wrap(gray, LastBatchPolicy.FILL))
 '''
 
 
+def _printed(tmp_path, *programs: str) -> list[str]:
+    """What each program prints, run as a script."""
+    outputs = []
+    for number, code in enumerate(programs):
+        (tmp_path / f"program{number}.py").write_text(code)
+        done = subprocess.run([sys.executable, str(tmp_path / f"program{number}.py")], capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.append(done.stdout)
+    return outputs
+
+
 def _migrated(source: str):
     result = migrate_source(source.encode(), "handed.py", Config())
     assert result.error is None
@@ -80,13 +92,8 @@ def test_the_function_takes_the_metadata_and_the_program_prints_the_same(tmp_pat
     assert 'steps = -(-pipeline_reader_meta["epoch_size_padded"] // 4)' in migrated
     assert loader_batch in migrated
     assert migrated.count("get_metadata(), batch_size=batch_size)") == (2 if batch == "BATCH" else 0)
-    outputs = []
-    for name, code in (("original.py", program), ("migrated.py", migrated)):
-        (tmp_path / name).write_text(code)
-        done = subprocess.run([sys.executable, str(tmp_path / name)], capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-        outputs.append(done.stdout)
-    assert outputs[0].count("\n") == 10 and outputs[0] == outputs[1]
+    original, new = _printed(tmp_path, program, migrated)
+    assert original.count("\n") == 10 and original == new
 
 
 TWO_READERS = '''from nvidia.dali import fn, pipeline_def
@@ -194,13 +201,8 @@ def test_a_wrapper_class_takes_the_metadata_in_its_init_and_the_program_prints_t
     assert ('"""Gives (images, targets) for a pipeline, steps counted by the wrapper."""\n\n'
             '    def __init__(self, pipeline, world_size=1):\n        pipeline_reader_meta = next(pipeline)\n') in migrated
     assert 'batch_size=pipeline_reader_meta["batch_size"],\n            size=self.samples,' in migrated
-    outputs = []
-    for name, code in (("original.py", WRAPPER_CLASS), ("migrated.py", migrated)):
-        (tmp_path / name).write_text(code)
-        done = subprocess.run([sys.executable, str(tmp_path / name)], capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-        outputs.append(done.stdout)
-    assert outputs[0].count("\n") == 6 and outputs[0] == outputs[1]
+    original, new = _printed(tmp_path, WRAPPER_CLASS, migrated)
+    assert original.count("\n") == 6 and original == new
 
 
 @pytest.mark.parametrize("change", [

@@ -196,11 +196,13 @@ def test_a_subclass_another_file_imports_keeps_its_pipelines(tmp_path):
 
 
 def test_an_iterator_over_a_pipeline_a_class_is_given_says_it_stays():
-    """``DALIGenericIterator(pipeline, ...)`` over an ``__init__`` parameter: the pipeline passed in
-    is kept (a value handed to a class), so the advice to loop over "the migrated generator"
-    would be untrue."""
+    """``DALIGenericIterator(pipeline, ...)`` over an ``__init__`` parameter of a class that also
+    keeps the pipeline: the pipeline passed in is kept (a value handed to a class), so the advice
+    to loop over "the migrated generator" would be untrue. (Without ``self.pipeline``, the
+    ``__init__`` takes the metadata itself and migrates: tests/test_handed_pipelines.py.)"""
     source = PIPELINES + '''class Pipeloader:
     def __init__(self, pipeline):
+        self.pipeline = pipeline
         self.iterator = DALIGenericIterator(pipeline, ["data", "label"], reader_name="Reader")
 
 

@@ -31,14 +31,15 @@ import libcst as cst
 from ..imports import dotted_name
 from ..visitors import Visitor, walk
 from .names import scope_names
-from .subclass import NotConvertible, _is_docstring
+from .names import is_docstring
+from .subclass import NotConvertible
 
 
 def _methods(node: cst.ClassDef) -> tuple[list[cst.BaseStatement], dict[str, cst.FunctionDef]]:
     """(the docstring, if any; the methods by name)."""
     docstring, methods = [], {}
     for index, statement in enumerate(node.body.body):
-        if index == 0 and _is_docstring(statement):
+        if index == 0 and is_docstring(statement):
             docstring = [statement]
         elif isinstance(statement, cst.FunctionDef) and not statement.decorators:
             methods[statement.name.value] = statement
@@ -50,7 +51,7 @@ def _methods(node: cst.ClassDef) -> tuple[list[cst.BaseStatement], dict[str, cst
 
 def _body(function: cst.FunctionDef) -> list[cst.BaseStatement]:
     statements = list(function.body.body)
-    return statements[1:] if statements and _is_docstring(statements[0]) else statements
+    return statements[1:] if statements and is_docstring(statements[0]) else statements
 
 
 def _base_init_call(statement: cst.BaseStatement, sub: str, base: str) -> cst.Call | None:

@@ -11,6 +11,7 @@ from ..imports import IMPORT_TYPES, dotted_name
 from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from .checkpointing import CheckpointRewrites
 from .ops import append_keyword, without_keywords
+from .names import is_docstring
 from .places import MadeNodes
 from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
 from .reader_meta import ReaderMetaRewrites
@@ -114,7 +115,7 @@ class CallSiteRewrites:
         if not prelude or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         body = list(updated.body.body)
-        start = 1 if body and _is_docstring(body[0]) else 0
+        start = 1 if body and is_docstring(body[0]) else 0
         return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], *prelude, *body[start:]]))
 
     def is_removed_statement(self, line: cst.SimpleStatementLine) -> bool:
@@ -306,8 +307,3 @@ def dropped_factory_args(plan: PipelinePlan, call: cst.Call) -> set[str]:
         if name in EXECUTION_ONLY_ARGS or name in CALL_SITE_ARGS or (name in MAPPED_PIPELINE_ARGS and name not in plan.params):
             dropped.add(name)
     return dropped
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

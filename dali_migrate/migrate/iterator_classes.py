@@ -24,6 +24,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..visitors import Visitor, walk
+from .names import is_docstring
 from .reader_meta import NotMigratable
 
 PYTORCH_ITERATORS = frozenset({"nvidia.dali.plugin.pytorch.DALIGenericIterator",
@@ -56,7 +57,7 @@ def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     for statement in node.body.body:
         if isinstance(statement, cst.FunctionDef):
             methods[statement.name.value] = statement
-        elif not _is_docstring(statement) and not _is_pass(statement):
+        elif not is_docstring(statement) and not _is_pass(statement):
             code = cst.Module([]).code_for_node(statement).strip().splitlines()[0]
             raise NotMigratable(f"`{node.name.value}` has more than methods in its body (`{code}`)")
     return methods
@@ -66,11 +67,6 @@ def _is_pass(statement: cst.BaseStatement) -> bool:
     """``pass`` or ``...``: a class that only renames DALI's iterator."""
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(s, cst.Pass) or isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis) for s in statement.body)
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _check_forwarding_init(name: str, init: cst.FunctionDef) -> None:
@@ -84,7 +80,7 @@ def _check_forwarding_init(name: str, init: cst.FunctionDef) -> None:
             or any(p.default is not None for p in params.params)):
         raise NotMigratable(f"`{name}.__init__` must take `self`, its positional parameters without defaults "
                             "(or `*args`) and `**kwargs`, and pass them on to `super().__init__`")
-    body = [s for s in init.body.body if not _is_docstring(s)]
+    body = [s for s in init.body.body if not is_docstring(s)]
     call = _super_call(body[0]) if body else None
     forwarded = [dotted_name(a.value) for a in call.args if not a.star and a.keyword is None] if call else []
     single = [dotted_name(a.value) for a in call.args if a.star == "*"] if call else []

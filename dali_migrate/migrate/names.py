@@ -92,3 +92,10 @@ class VariableRenamer(Transformer):
 
 def renamed(node: cst.CSTNode, renames: dict[str, str]):
     return node.visit(VariableRenamer(renames)) if renames else node
+
+
+def is_docstring(statement: cst.BaseStatement) -> bool:
+    """A string standing alone as a statement: the docstring, where it comes first."""
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

@@ -52,7 +52,7 @@ def setting_value(plan, site: Site, factory_call: cst.Call) -> cst.BaseExpressio
     given = _given(factory_call, argument)
     if given is None:
         given = plan.pipeline_args.get(argument)
-        if given is not None and not is_literal(given) and not _written_for_a_with_graph(plan):
+        if given is not None and not is_scalar_literal(given) and not _written_for_a_with_graph(plan):
             raise NotMigratable(site, f"`{site.name}.{site.detail}` reads `{argument}=`, which the decorator computes: "
                                 f"pass `{argument}=` where `{spelled(site.origin)}` is made")
     if given is None:
@@ -80,7 +80,7 @@ def _written_for_a_with_graph(plan) -> bool:
         dotted_name(decorator.decorator.func) == SYNTHETIC_DECORATOR
 
 
-def is_literal(node: cst.BaseExpression | None) -> bool:
+def is_scalar_literal(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, LITERALS) or isinstance(node, cst.Name) and node.value in ("None", "True", "False")
 
 
@@ -110,7 +110,7 @@ def setting_rewrite(plan, site: Site, factory_call: cst.Call, on_self: bool,
     """The expression ``site`` becomes, and the statement to put after ``factory_call`` (None
     for a literal, which is copied)."""
     value = setting_value(plan, site, factory_call)
-    if is_literal(value):
+    if is_scalar_literal(value):
         return value, None
     name = ("self." if on_self else "") + names.name(site, on_self)
     statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.parse_expression(name))], value)])

@@ -33,7 +33,7 @@ from .ops import bracket_moved, reader_constructor, realigned
 from ..analysis import is_pipeline_target
 from ..pipeline_scopes import spelled
 from .plan import all_params
-from .pipeline_settings import SETTING_ARGUMENTS, SettingNames, is_literal, setting_rewrite, setting_sites
+from .pipeline_settings import SETTING_ARGUMENTS, SettingNames, is_scalar_literal, setting_rewrite, setting_sites
 from .pipeline_settings import NotMigratable as SettingNotMigratable
 from .pure import Substitution, evaluates_the_same_twice
 
@@ -346,7 +346,7 @@ def _handed_setting(plan, argument: str, calls: list[cst.Call], meta: str,
     callers' names are not in scope: None where every call gives the same literal (it is
     copied), else, for the batch size, what the generator's metadata then carries
     (``pipeline_reader_meta["batch_size"]``). ``site``: the setting read that needs it."""
-    values = {cst.Module([]).code_for_node(v) if is_literal(v) else None for v in _handed_values(plan, argument, calls)}
+    values = {cst.Module([]).code_for_node(v) if is_scalar_literal(v) else None for v in _handed_values(plan, argument, calls)}
     if None not in values and len(values) == 1:
         return None
     if argument != "batch_size" or len(plan.readers) != 1:

@@ -39,7 +39,7 @@ from ..visitors import Transformer, Visitor, walk
 from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
-from .names import all_names, assigned_targets, scope_names
+from .names import all_names, assigned_targets, is_docstring, scope_names
 from .iter_setup import (SOURCE_FUNCTION, FedSources, NotFed, assigned_self_attributes, fed_sources, self_writes,
                          with_nonlocals)
 from .ops import TIGHT_EQUAL, keyword_arg
@@ -78,7 +78,7 @@ BATCH_SIZE_PROPERTIES = ("batch_size", "max_batch_size")  # the pipeline's, read
 def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     methods: dict[str, cst.FunctionDef] = {}
     for index, statement in enumerate(node.body.body):
-        if index == 0 and _is_docstring(statement):
+        if index == 0 and is_docstring(statement):
             continue
         if not isinstance(statement, cst.FunctionDef) or statement.decorators:
             code = cst.Module([]).code_for_node(statement).strip().splitlines()[0]
@@ -100,12 +100,6 @@ def _is_helper_method(method: cst.FunctionDef) -> bool:
     return (not method.name.value.startswith("__") and not params.posonly_params and not params.kwonly_params
             and not isinstance(params.star_arg, cst.Param) and params.star_kwarg is None
             and bool(params.params) and params.params[0].name.value == "self")
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _is_super_init(call: cst.BaseExpression) -> bool:
@@ -154,7 +148,7 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable,
     ``changing``: attributes ``iter_setup`` assigns, which stay variables of the graph.
     ``stored_at``: for each value, how many prelude statements come before its assignment."""
     statements = list(init.body.body)
-    if statements and _is_docstring(statements[0]):
+    if statements and is_docstring(statements[0]):
         statements = statements[1:]
     if not statements or not (isinstance(statements[0], cst.SimpleStatementLine)
                               and isinstance(statements[0].body[0], cst.Expr)
@@ -482,9 +476,9 @@ def convert(node: cst.ClassDef, imports: ImportTable, optable: OpTable, decorato
     decorator = cst.Decorator(decorator=cst.Call(
         func=cst.Name(decorator_name),
         args=_commas([keyword_arg(k, v) for k, v in decorator_args.items()])))
-    docstring = [node.body.body[0]] if _is_docstring(node.body.body[0]) else []
+    docstring = [node.body.body[0]] if is_docstring(node.body.body[0]) else []
     graph_body = list(body.body)
-    if docstring and graph_body and _is_docstring(graph_body[0]):
+    if docstring and graph_body and is_docstring(graph_body[0]):
         graph_body = graph_body[1:]
     function = cst.FunctionDef(
         name=node.name, params=cst.Parameters(params=kept, kwonly_params=kept_keyword_only,
@@ -605,7 +599,7 @@ def _with_helper_inlined(graph: cst.FunctionDef, name: str, method: cst.Function
 
 def _straight_body(method: cst.FunctionDef, why: str) -> tuple[list[cst.BaseStatement], cst.BaseExpression]:
     """The method's lines before its final ``return value``, and that value."""
-    body = [s for s in method.body.body if not _is_docstring(s)]
+    body = [s for s in method.body.body if not is_docstring(s)]
     last = body[-1].body[0] if body and isinstance(body[-1], cst.SimpleStatementLine) else None
     if not isinstance(last, cst.Return) or last.value is None or len(body[-1].body) != 1:
         raise NotConvertible(why + "it must end with `return ...`")

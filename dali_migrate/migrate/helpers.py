@@ -255,8 +255,8 @@ def why_not(helper: Helper, optable: OpTable, not_called: set[str] = frozenset()
             return f"it calls `fn.{op.fn}`, which must stay in the graph"
         if op.fn == "constant":
             return "it calls `fn.constant`, which migrates only in the graph itself: move it there"
-        if op.fn == "shapes" and shapes_call_problem(call.node):
-            return shapes_call_problem(call.node)
+        if op.fn == "shapes" and (problem := shapes_call_problem(call.node)):
+            return problem
         if op.fn != "shapes" and optable.ndd_target(op) is None:
             return f"it calls `fn.{op.fn}`, which has no ndd equivalent"
         if (op.random and not helper.nested and not helper.seeded

@@ -38,6 +38,8 @@ from .pipeline_settings import NotMigratable as SettingNotMigratable
 from .pure import Substitution, evaluates_the_same_twice
 
 META_METHODS = frozenset({"epoch_size", "reader_meta"})
+HANDED = ("called in a function the pipeline is handed to; the migrated pipeline gives its reader's metadata where "
+          "it is created: use it there (make the iterator, read the epoch size) and pass the result in")
 
 
 class NotMigratable(Exception):
@@ -296,11 +298,8 @@ def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site
         rewrites.rewrite(site, value or _handed_values(plan, SETTING_ARGUMENTS[site.detail], handed)[0])
     if not (sites or loader_sites or plan.meta_has_batch_size):
         return  # settings the calls give as literals: copied, no metadata needed
-    named = _named_readers(plan)
     for site in sites:
-        metas = {reader: f"{meta}[{reader_name_node(named[reader].node).value}]" if len(plan.readers) > 1 and reader
-                 else meta for reader in _looked_up(site, plan)}
-        rewrites.rewrite(site, _lookup(site, metas, plan))
+        rewrites.rewrite(site, _lookup(site, _first_next_metas(plan, meta, _looked_up(site, plan)), plan))
     for site in loader_sites:
         for call in calls:  # alike for every call: the batch size is one number
             if loaders.ends_at_sources(site):
@@ -312,7 +311,7 @@ def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site
                 rewrites.sized = True
                 continue
             reader = loaders.reader_name(site)
-            given = f"{meta}[{reader_name_node(named[reader].node).value}]" if reader else meta
+            given = _first_next_metas(plan, meta, [reader])[reader]
             rewrites.rewrite(site, loaders.replace(site, call, given, batch_size=batch_size), loader=True)
     plan.yields_reader_meta = True
     rewrites.flagged_calls |= {id(call) for call in calls}
@@ -330,9 +329,7 @@ def _check_handed_fresh(plan, parameter, sites: list[Site], places) -> None:
                             f"too: make the pipeline in the call (`{function.name.value}({plan.graph.name}(...))`), "
                             "or make the iterator, read the epoch size, where the pipeline is made")
     if plan.imported or plan.checkpointing:
-        raise NotMigratable("called in a function the pipeline is handed to; the migrated pipeline gives its "
-                            "reader's metadata where it is created: use it there (make the iterator, read "
-                            "the epoch size) and pass the result in")
+        raise NotMigratable(HANDED)
     if any(places.scope(site.node) is not function for site in sites):
         raise NotMigratable(f"`{name}`'s metadata is read in a function `{function.name.value}()` defines: read it "
                             f"in `{function.name.value}()` itself")
@@ -389,10 +386,7 @@ def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[
     """``var = graph(..., yield_reader_meta=True)`` and ``var_reader_meta = next(var)`` after it
     (``self.pipe_reader_meta``, ``on_self``, where other methods read it)."""
     meta = ("self." if on_self else "") + _meta_name(var, "", False)
-    named = _named_readers(plan)
-    # what the first next() gave: the one reader's metadata, or theirs by name
-    metas = {name: f"{meta}[{reader_name_node(named[name].node).value}]" if len(plan.readers) > 1 and name else meta
-             for name in readers}
+    metas = _first_next_metas(plan, meta, readers)
     if is_loader:
         rewrites.rewrite(site, loaders.replace(site, factory_call, metas[readers[0]]), loader=True)
     else:
@@ -403,15 +397,21 @@ def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[
     after.setdefault(meta, cst.parse_statement(f"{meta} = next({var})\n"))
 
 
+def _first_next_metas(plan, meta: str, readers: list[str]) -> dict[str, str]:
+    """Where each of ``readers``' metadata is, in what the first ``next()`` gave (``meta``):
+    the one reader's metadata, or theirs by name."""
+    named = _named_readers(plan)
+    return {name: f"{meta}[{reader_name_node(named[name].node).value}]" if len(plan.readers) > 1 and name else meta
+            for name in readers}
+
+
 def factory_in_scope(calls: list[cst.Call], site: Site, places, var: str, plan,
                      facts: ModuleFacts | None = None) -> cst.Call | None:
     """The ``var = graph(...)`` in force where ``site`` uses ``var``: the only one in its
     function, or the last before it where all stand directly in the function's body. None where
     that binding is of another pipeline. ``calls`` bind ``var`` to any pipeline."""
     if "#p" in var:  # a parameter (pipeline_parameters.py): the pipeline was made by the caller
-        raise NotMigratable("called in a function the pipeline is handed to; the migrated pipeline gives its "
-                            "reader's metadata where it is created: use it there (make the iterator, read "
-                            "the epoch size) and pass the result in")
+        raise NotMigratable(HANDED)
     here = [call for call in calls if places.scope(call) is places.scope(site.node)]
     before = [call for call in here if places.order(call) < places.order(site.node)]
     if len(here) == 1:

@@ -294,9 +294,9 @@ def _new_args(call: cst.Call, parameters: list[str], renamed: dict[str, cst.Arg]
     for index, arg in enumerate(call.args):
         name = arg.keyword.value if arg.keyword else parameters[index]
         if arg.keyword is None and index < kept_positional or name in ("pipelines", "pipeline", "output_map"):
-            new.append(arg.with_changes(value=single_element(arg.value)) if name in ("pipelines", "pipeline") else arg)
+            new.append(_loader_source(arg) if name in ("pipelines", "pipeline") else arg)
             if len(new) == kept_positional:
-                new += [a.with_changes(comma=arg.comma) for a in added]
+                new += [_after_keywords(a, new).with_changes(comma=arg.comma) for a in added]
             continue
         if name == "fill_last_batch":
             name = "last_batch_policy"
@@ -308,6 +308,21 @@ def _new_args(call: cst.Call, parameters: list[str], renamed: dict[str, cst.Arg]
     if new:
         new[-1] = new[-1].with_changes(comma=call.args[-1].comma)
     return new
+
+
+def _loader_source(arg: cst.Arg) -> cst.Arg:
+    """The iterator's pipeline argument as the loader's first one: ``[pipe]`` is ``pipe``, and
+    ``pipelines=`` is named as the loader names it."""
+    source = arg.with_changes(value=single_element(arg.value))
+    return source if arg.keyword is None else source.with_changes(keyword=cst.Name("batches"))
+
+
+def _after_keywords(added: cst.Arg, before: list[cst.Arg]) -> cst.Arg:
+    """``added`` (the output map when the iterator had none) by keyword once an argument before
+    it is, since a positional one cannot follow a keyword."""
+    if added.keyword is None and any(arg.keyword is not None for arg in before):
+        return keyword_arg("output_map", added.value)
+    return added
 
 
 def _output_map_node(bound: dict, outputs: list[str]) -> cst.BaseExpression:

@@ -1343,7 +1343,7 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(returned) for returned in facts.pipeline_returns}
     # iterators over a pipeline are planned in iterators.py, which blocks what it cannot rewrite
     accounted |= {id(argument) for s in facts.iterator_uses
-                  if is_pipeline_target(argument := iterated_pipeline(s.node, by_keyword=False))}
+                  if is_pipeline_target(argument := iterated_pipeline(s.node))}
     names = facts.pipeline_functions | facts.pipeline_var_names() | set(facts.pipeline_helpers)
     finder = _StrayReferenceFinder(names, accounted, facts)
     for site in facts.iterator_uses:  # ``DALIGenericIterator([make(...)], ...)``

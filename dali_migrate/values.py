@@ -522,6 +522,15 @@ class ValueModel(ast.NodeVisitor):
 
     value_List = value_Tuple
 
+    def value_Dict(self, node: ast.Dict | ast.Set) -> Value | None:
+        """``{"images": images, "labels": labels}``: which entry a subscript picks is not
+        followed, so the whole may hold ndd Batches."""
+        entries = [*node.keys, *node.values] if isinstance(node, ast.Dict) else node.elts
+        parts = [self.value(entry) for entry in entries if entry is not None]
+        return _built_from(parts, {})
+
+    value_Set = value_Dict
+
     def value_IfExp(self, node: ast.IfExp) -> Value | None:
         self.value(node.test)
         return _merge(self.value(node.body), self.value(node.orelse))

@@ -23,6 +23,8 @@ pipe.build()
 '''
 USES = {
     "dict": 'named = dict(zip(["img", "lbl"], pipe.run()))\nprint(named["lbl"].as_array())\n',
+    "dict-literal": 'images, labels = pipe.run()\nrecord = {"img": images, "lbl": labels}\nprint(record["lbl"].at(0))\n',
+    "set": "images, labels = pipe.run()\nprint([b.as_array() for b in {labels}])\n",
     "starred": "first, *rest = pipe.run()\nprint([r.as_array() for r in rest])\n",
     "list-of-runs": "batches = [pipe.run() for _ in range(2)]\nprint([b[1].as_array() for b in batches])\n",
 }
@@ -33,7 +35,8 @@ def test_tensorlist_api_through_a_container_keeps_the_pipeline(use):
     result = migrate_source((PIPELINE + USES[use]).encode(), "flow.py", Config())
     assert result.error is None
     [(name, reasons)] = result.pipelines
-    assert name == "simple" and reasons and "would fail (DM018: `.as_array()` is TensorList API" in reasons[0]
+    method = "at" if use == "dict-literal" else "as_array"
+    assert name == "simple" and reasons and f"would fail (DM018: `.{method}()` is TensorList API" in reasons[0]
 
 
 def test_check_reports_tensorlist_api_on_a_dict_of_ndd_outputs():

@@ -73,7 +73,7 @@ def test_one_output_written_over_several_lines_is_laid_out_as_black_does():
         "                    images,\n"
         "                    dtype=ndd.float32,\n"
         "                    mean=[123.7, 116.3, 103.5],\n"
-        "                ),\n"
+        "                ).evaluate(),\n"
         "            )\n"
     ) in code
     again = migrate_file(result.new_source, "one_output.py", Config())

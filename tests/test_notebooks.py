@@ -54,7 +54,7 @@ def test_a_pipeline_defined_in_one_cell_and_run_in_another_is_migrated():
     result = _migrate(_dump(_notebook()))
     cells = json.loads(result.new_source)["cells"]
     assert "".join(cells[1]["source"]).endswith("import nvidia.dali.experimental.dynamic as ndd")
-    assert "yield ndd.decoders.image(jpegs, device=\"gpu\"), labels" in "".join(cells[2]["source"])
+    assert "yield ndd.decoders.image(jpegs, device=\"gpu\").evaluate(), labels.evaluate()" in "".join(cells[2]["source"])
     assert "".join(cells[3]["source"]) == (  # the reader is made where the notebook makes the stream
         "reader = ndd.readers.File(file_root=\"images\")\npipe = pipe_def()\n!echo built\n"
         "images, labels = next(pipe)\nlabels?")

@@ -66,6 +66,7 @@ def pipe(root):
 WANTED = types.FLOAT
 '''
     migrated = migrate_file(source, "pipe.py", Config()).new_source.decode()
-    assert "ndd.cast(images, dtype=ndd.float32), ndd.cast(labels, dtype=ndd.int32)" in migrated
+    assert "ndd.cast(images, dtype=ndd.float32).evaluate(),\n" in migrated
+    assert "ndd.cast(labels, dtype=ndd.int32).evaluate(),\n" in migrated
     assert "output_type=types.RGB" in migrated  # an image type, not a data type
     assert "WANTED = types.FLOAT" in migrated  # not an operator's argument

@@ -52,7 +52,7 @@ def test_changed_resize_size_is_a_shape_mismatch(planted):
 
 
 def test_swapped_outputs_are_caught(planted):
-    report = verify_files(ORIGINAL, planted("yield images, labels, first_row", "yield labels, images, first_row"), VerifyOptions())
+    report = verify_files(ORIGINAL, planted("yield images.evaluate(), labels.evaluate(),", "yield labels.evaluate(), images.evaluate(),"), VerifyOptions())
     whats = _whats(report)
     assert ("shape", 0) in whats and ("shape", 1) in whats
 
@@ -63,8 +63,8 @@ def test_wrong_dtype_is_caught(planted):
 
 
 def test_dropped_sample_is_caught(planted):
-    path = planted("yield images, labels, first_row",
-                   "yield ndd.batch(list(images)[1:]), labels, first_row")
+    path = planted("yield images.evaluate(), labels.evaluate(),",
+                   "yield ndd.batch(list(images)[1:]).evaluate(), labels.evaluate(),")
     assert ("samples", 0) in _whats(verify_files(ORIGINAL, path, VerifyOptions()))
 
 

@@ -91,7 +91,46 @@ def _yield_from_return(line: cst.SimpleStatementLine, sequence: bool) -> cst.Sim
     elif not isinstance(value, cst.Tuple):
         # run() always returned a tuple of outputs, also for a single output
         value = _one_output(value)
-    return line.with_changes(body=[cst.Expr(cst.Yield(value=value))])
+    return line.with_changes(body=[cst.Expr(cst.Yield(value=_evaluated(value)))])
+
+
+def _evaluated(outputs: cst.BaseExpression) -> cst.BaseExpression:
+    """The outputs finished before they are handed out, as ``pipe.run()`` gave them. ndd runs
+    operators in a background thread; DALI 2.4 aborts the interpreter at exit (``terminate
+    called without an active exception``) while one is still running, as it is for outputs a
+    program never reads (a loop that breaks after its last step)."""
+    if isinstance(outputs, cst.Tuple) and all(isinstance(e, cst.Element) for e in outputs.elements):
+        return outputs.with_changes(elements=[e.with_changes(value=_evaluate_call(e.value)) for e in outputs.elements])
+    if isinstance(outputs, cst.Call) and dotted_name(outputs.func) == "tuple" and len(outputs.args) == 1:
+        outputs = outputs.args[0].value
+    if isinstance(outputs, cst.Tuple) and not outputs.lpar:  # ``*crops, labels``
+        outputs = outputs.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    each = cst.GeneratorExp(_evaluate_call(cst.Name("output")),
+                            cst.CompFor(target=cst.Name("output"), iter=outputs))
+    return cst.Call(cst.Name("tuple"), [cst.Arg(each.with_changes(lpar=[], rpar=[]))])
+
+
+def unevaluated(outputs: cst.BaseExpression) -> cst.BaseExpression:
+    """``outputs`` as the graph returned them, without ``_evaluated``'s calls."""
+    if isinstance(outputs, cst.Tuple):
+        return outputs.with_changes(elements=[e.with_changes(value=unevaluated(e.value)) for e in outputs.elements])
+    if _is_evaluate_call(outputs):
+        return outputs.func.value
+    each = outputs.args[0].value if isinstance(outputs, cst.Call) and dotted_name(outputs.func) == "tuple" else None
+    if isinstance(each, cst.GeneratorExp) and _is_evaluate_call(each.elt):
+        return each.for_in.iter
+    return outputs
+
+
+def _is_evaluate_call(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "evaluate")
+
+
+def _evaluate_call(output: cst.BaseExpression) -> cst.Call:
+    atom = isinstance(output, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or output.lpar
+    receiver = output if atom else output.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(cst.Attribute(receiver, cst.Name("evaluate")))
 
 
 def _one_output(value: cst.BaseExpression) -> cst.Tuple:
@@ -394,8 +433,13 @@ def _computed_in_context(body: list[cst.BaseStatement], names: GeneratorNames) -
 def _names_only(value: cst.BaseExpression) -> bool:
     """Outputs that are plain names need no work in the context to be yielded."""
     if isinstance(value, (cst.Tuple, cst.List)):
-        return all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in value.elements)
-    return isinstance(value, cst.Name)
+        return all(isinstance(e, cst.Element) and _name_only(e.value) for e in value.elements)
+    return _name_only(value)
+
+
+def _name_only(value: cst.BaseExpression) -> bool:
+    """``images`` or ``images.evaluate()``: waiting for a result needs no context."""
+    return isinstance(unevaluated(value), cst.Name)
 
 
 def _with_seed(line: cst.SimpleStatementLine, seed: cst.BaseExpression) -> cst.SimpleStatementLine:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..notebook import CELL_MARKER
+from .generator import unevaluated
 from .names import all_params, scope_names, target_names, variable_names
 from .ops import TIGHT_EQUAL, is_literal
 from .pure import Substitution
@@ -165,7 +166,8 @@ def generator_parts(definition: cst.FunctionDef) -> GeneratorParts | None:
         return None
     if setup and _docstring(setup[0]):
         return None
-    generator = GeneratorParts(definition, setup, epoch[0], epoch[1], inner[0].target, body, yielded.value.value)
+    outputs = unevaluated(yielded.value.value)  # a program's own names stand for results when it reads them
+    generator = GeneratorParts(definition, setup, epoch[0], epoch[1], inner[0].target, body, outputs)
     if _leaves_early([*setup, *body]) or epoch[0] not in scope_names(setup).bound:
         return None
     return generator

@@ -175,6 +175,8 @@ class _Walker:
             return statement.with_changes(body=self._body(statement.body, node.body), orelse=orelse)
         if isinstance(statement, cst.While) and header:
             statement = self._test(statement, node, "while ")
+        if isinstance(statement, cst.For) and header:
+            statement = self._iterable(statement, node)
         if isinstance(statement, cst.Try):
             handlers = [h.with_changes(body=self._body(h.body, n.body))
                         for h, n in zip(statement.handlers, node.handlers)]
@@ -197,6 +199,16 @@ class _Walker:
         wrapped = _wrap_expression(flatten(statement.test), column + len(keyword), 1, column, 0, self.layout,
                                    self.module, True)
         return statement.with_changes(test=wrapped)
+
+    def _iterable(self, statement: cst.For, node: ast.stmt) -> cst.For:
+        """A ``for`` header's iterable: black opens its last bracket, adding no parentheses."""
+        if not (safe_to_reflow(statement.iter) and safe_to_reflow(statement.target)):
+            return statement
+        column = self._column(node.lineno)
+        keyword = "async for " if statement.asynchronous else "for "
+        start = column + len(keyword) + len(_code(self.module, flatten(statement.target))) + len(" in ")
+        wrapped = _wrap_expression(flatten(statement.iter), start, 1, column, 0, self.layout, self.module)
+        return statement.with_changes(iter=wrapped)
 
     def _parameters(self, statement: cst.FunctionDef, column: int) -> cst.FunctionDef:
         if not safe_to_reflow(statement.params):

@@ -47,6 +47,16 @@ class A:
 
 def f():
     def g():
+        for images, labels in EvalLoader(
+            val_pipe(DATA_DIR, 12, batch_size=3, yield_reader_meta=True)
+        ):
+            pass
+        for step, (images, labels) in enumerate(
+            DALITorchLoader(
+                pipe, ["data", "label"], batch_size=batch_size, reader_meta=pipe_meta
+            )
+        ):
+            print(step)
         return (
             ndd.transpose(to_float(images), perm=[2, 0, 1])
             if layout == "CHW"

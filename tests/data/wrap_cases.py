@@ -17,6 +17,10 @@ class A:
 
 def f():
     def g():
+        for images, labels in EvalLoader(val_pipe(DATA_DIR, 12, batch_size=3, yield_reader_meta=True)):
+            pass
+        for step, (images, labels) in enumerate(DALITorchLoader(pipe, ["data", "label"], batch_size=batch_size, reader_meta=pipe_meta)):
+            print(step)
         return ndd.transpose(to_float(images), perm=[2, 0, 1]) if layout == "CHW" else to_float(images)
         return list(ndd.as_tensor(images).shape), np.asarray(ndd.as_tensor(labels)).ravel().tolist()
         small, label = [ndd.batch(list(output)) for output in zip(*[image_and_label(SampleInfo(iteration * batch_size + index, index, iteration, 0)) for index in range(batch_size)])]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import FIXTURES
+from conftest import FIXTURES, printed_by
 from dali_migrate.config import Config
 from dali_migrate.engine import migrate_source
 
@@ -54,3 +54,32 @@ def test_a_program_leaving_outputs_unread_exits_cleanly(tmp_path):
 def test_outputs_are_finished_before_they_are_yielded():
     new = migrate_source(PROGRAM.encode(), "thumbnails.py", Config()).new_source.decode()
     assert "yield ndd.flip(small, horizontal=1).evaluate(), labels.evaluate()" in new
+
+
+VIEWS = f'''import numpy as np
+from nvidia.dali import fn, pipeline_def
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def views():
+    jpegs, labels = fn.readers.file(file_root={IMAGES!r})
+    images = fn.decoders.image(jpegs)
+    return tuple(fn.resize(images, size=[s, s]) for s in (8, 16))
+
+
+pipe = views()
+pipe.build()
+small, large = pipe.run()
+print(np.asarray(small.at(1)).sum(), np.asarray(large.at(0)).shape)
+'''
+
+
+def test_outputs_a_generator_expression_makes_are_each_finished(tmp_path):
+    """``return tuple(<generator>)``: the outputs come from a generator expression, which the
+    ``.evaluate()`` loop takes in parentheses of its own."""
+    result = migrate_source(VIEWS.encode(), "views.py", Config())
+    assert result.error is None and result.pipelines == [("views", [])]
+    new = result.new_source.decode()
+    assert "for output in (ndd.resize(images, size=[s, s]) for s in (8, 16))" in new
+    printed = printed_by(tmp_path, original=VIEWS, migrated=new)
+    assert printed["original"] == printed["migrated"] and printed["original"].strip()

@@ -103,11 +103,15 @@ def _evaluated(outputs: cst.BaseExpression) -> cst.BaseExpression:
         return outputs.with_changes(elements=[e.with_changes(value=_evaluate_call(e.value)) for e in outputs.elements])
     if isinstance(outputs, cst.Call) and dotted_name(outputs.func) == "tuple" and len(outputs.args) == 1:
         outputs = outputs.args[0].value
-    if isinstance(outputs, cst.Tuple) and not outputs.lpar:  # ``*crops, labels``
+    if not (isinstance(outputs, ITERABLE_AS_WRITTEN) or outputs.lpar):  # ``*crops, labels``
         outputs = outputs.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     each = cst.GeneratorExp(_evaluate_call(cst.Name("output")),
                             cst.CompFor(target=cst.Name("output"), iter=outputs))
     return cst.Call(cst.Name("tuple"), [cst.Arg(each.with_changes(lpar=[], rpar=[]))])
+
+
+# what a comprehension's ``in`` takes without parentheses (a bare tuple or generator does not)
+ITERABLE_AS_WRITTEN = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.ListComp, cst.BinaryOperation)
 
 
 def unevaluated(outputs: cst.BaseExpression) -> cst.BaseExpression:
@@ -118,7 +122,8 @@ def unevaluated(outputs: cst.BaseExpression) -> cst.BaseExpression:
         return outputs.func.value
     each = outputs.args[0].value if isinstance(outputs, cst.Call) and dotted_name(outputs.func) == "tuple" else None
     if isinstance(each, cst.GeneratorExp) and _is_evaluate_call(each.elt):
-        return each.for_in.iter
+        iterated = each.for_in.iter
+        return iterated if isinstance(iterated, cst.Tuple) else cst.Call(cst.Name("tuple"), [cst.Arg(iterated)])
     return outputs
 
 

@@ -30,8 +30,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..visitors import Visitor, walk
-from .names import scope_names
-from .names import is_docstring
+from .names import is_docstring, scope_names, split_docstring
 from .subclass import NotConvertible
 
 
@@ -50,8 +49,7 @@ def _methods(node: cst.ClassDef) -> tuple[list[cst.BaseStatement], dict[str, cst
 
 
 def _body(function: cst.FunctionDef) -> list[cst.BaseStatement]:
-    statements = list(function.body.body)
-    return statements[1:] if statements and is_docstring(statements[0]) else statements
+    return split_docstring(list(function.body.body))[1]
 
 
 def _base_init_call(statement: cst.BaseStatement, sub: str, base: str) -> cst.Call | None:

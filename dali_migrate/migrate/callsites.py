@@ -11,7 +11,7 @@ from ..imports import IMPORT_TYPES, dotted_name
 from ..values import EPOCH_ENDS_FLAG, READER_META_FLAG
 from .checkpointing import CheckpointRewrites
 from .ops import append_keyword, without_keywords
-from .names import is_docstring
+from .names import split_docstring
 from .places import MadeNodes
 from .plan import CALL_SITE_ARGS, EXECUTION_ONLY_ARGS, MAPPED_PIPELINE_ARGS, PipelinePlan, all_params
 from .reader_meta import ReaderMetaRewrites
@@ -114,9 +114,8 @@ class CallSiteRewrites:
         prelude = list(self.reader_meta.preludes.get(id(original), {}).values())
         if not prelude or not isinstance(updated.body, cst.IndentedBlock):
             return updated
-        body = list(updated.body.body)
-        start = 1 if body and is_docstring(body[0]) else 0
-        return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], *prelude, *body[start:]]))
+        docstring, body = split_docstring(list(updated.body.body))
+        return updated.with_changes(body=updated.body.with_changes(body=[*docstring, *prelude, *body]))
 
     def is_removed_statement(self, line: cst.SimpleStatementLine) -> bool:
         return (

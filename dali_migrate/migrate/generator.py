@@ -20,7 +20,7 @@ from ..visitors import Transformer, Visitor, walk
 from . import checkpointing
 from . import external_source as sources
 from .ops import TIGHT_EQUAL, append_keyword, bracket_moved, keyword_values, reader_constructor, realigned
-from .names import renamed, scope_names, target_names
+from .names import renamed, scope_names, split_docstring, target_names
 from .plan import PipelinePlan, reader_needs_pipeline_seed
 from .reader_meta import reader_name_node
 
@@ -70,14 +70,6 @@ def migrated_parameters(plan: PipelinePlan, params: cst.Parameters) -> cst.Param
     if isinstance(star, cst.MaybeSentinel) or star is None:
         star = cst.ParamStar()
     return params.with_changes(kwonly_params=kwonly, star_arg=star)
-
-
-def _split_docstring(body: list[cst.BaseStatement]) -> tuple[list, list]:
-    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
-        expr = body[0].body[0]
-        if isinstance(expr, cst.Expr) and isinstance(expr.value, (cst.SimpleString, cst.ConcatenatedString)):
-            return body[:1], body[1:]
-    return [], body
 
 
 def _yield_from_return(line: cst.SimpleStatementLine, sequence: bool) -> cst.SimpleStatementLine:
@@ -203,7 +195,7 @@ def migrate_function(plan: PipelinePlan, updated: cst.FunctionDef, names: Genera
                      optable, replacements: dict[int, list[cst.BaseStatement]] | None = None) -> cst.FunctionDef:
     """``replacements``: statements of ``updated``'s body (by id) to replace by several, once
     the statement indices of the plan have been used."""
-    docstring, body = _split_docstring(list(updated.body.body))
+    docstring, body = split_docstring(list(updated.body.body))
     setup: list[cst.BaseStatement] = []
     context = _context_arguments(plan)
     if context:

@@ -99,3 +99,8 @@ def is_docstring(statement: cst.BaseStatement) -> bool:
     return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Expr)
             and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def split_docstring(body: list[cst.BaseStatement]) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]]:
+    """(the docstring statement, if the body begins with one; the statements after it)."""
+    return (body[:1], body[1:]) if body and is_docstring(body[0]) else ([], body)

@@ -37,7 +37,7 @@ import libcst as cst
 
 from ..notebook import CELL_MARKER
 from .generator import unevaluated
-from .names import all_params, scope_names, target_names, variable_names
+from .names import all_params, is_docstring, scope_names, target_names, variable_names
 from .ops import TIGHT_EQUAL, is_literal
 from .pure import Substitution
 
@@ -164,7 +164,7 @@ def generator_parts(definition: cst.FunctionDef) -> GeneratorParts | None:
             or not isinstance(yielded, cst.Expr) or not isinstance(yielded.value, cst.Yield)
             or not isinstance(yielded.value.value, cst.BaseExpression)):
         return None
-    if setup and _docstring(setup[0]):
+    if setup and is_docstring(setup[0]):
         return None
     outputs = unevaluated(yielded.value.value)  # a program's own names stand for results when it reads them
     generator = GeneratorParts(definition, setup, epoch[0], epoch[1], inner[0].target, body, outputs)
@@ -201,11 +201,6 @@ def _has_comments(block: cst.BaseSuite) -> bool:
     header = getattr(block, "header", None)
     footer = getattr(block, "footer", [])
     return (header is not None and header.comment is not None) or any(line.comment for line in footer)
-
-
-def _docstring(line: cst.SimpleStatementLine) -> bool:
-    small = single(line)
-    return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _leaves_early(statements: list[cst.BaseStatement]) -> bool:

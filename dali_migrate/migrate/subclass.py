@@ -39,7 +39,7 @@ from ..visitors import Transformer, Visitor, walk
 from ..analysis import PIPELINE_CLASS
 from ..imports import ImportTable, dotted_name
 from ..optable import OpTable
-from .names import all_names, assigned_targets, is_docstring, scope_names
+from .names import all_names, assigned_targets, is_docstring, scope_names, split_docstring
 from .iter_setup import (SOURCE_FUNCTION, FedSources, NotFed, assigned_self_attributes, fed_sources, self_writes,
                          with_nonlocals)
 from .ops import TIGHT_EQUAL, keyword_arg
@@ -147,9 +147,7 @@ def _init_members(init: cst.FunctionDef, imports: ImportTable, optable: OpTable,
     ``__init__``'s other statements, in order, ``self.x = value`` as ``x = value``).
     ``changing``: attributes ``iter_setup`` assigns, which stay variables of the graph.
     ``stored_at``: for each value, how many prelude statements come before its assignment."""
-    statements = list(init.body.body)
-    if statements and is_docstring(statements[0]):
-        statements = statements[1:]
+    statements = split_docstring(list(init.body.body))[1]
     if not statements or not (isinstance(statements[0], cst.SimpleStatementLine)
                               and isinstance(statements[0].body[0], cst.Expr)
                               and _is_super_init(statements[0].body[0].value)):

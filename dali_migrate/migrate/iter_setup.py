@@ -53,6 +53,7 @@ import libcst as cst
 
 from ..visitors import Visitor, walk
 from .names import assigned_targets, scope_names
+from .ops import keyword_values
 
 
 class NotFed(Exception):
@@ -96,7 +97,7 @@ def _feed(statement: cst.BaseStatement) -> Feed | None:
             and _self_attribute(call.func) == "feed_input"):
         return None
     positional = [a for a in call.args if a.keyword is None and not a.star]
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    keywords = keyword_values(call)
     output = _self_attribute(positional[0].value) if positional else None
     if output is None or len(positional) != 2 or set(keywords) - {"layout"} or any(a.star for a in call.args):
         raise NotFed(f"`{_code(statement)}`: feed `self.<output>` a batch, with `layout=` at most")

@@ -24,7 +24,7 @@ from ..imports import dotted_name
 from ..rules.dm010_framework_iterator import GUIDANCE, iterator_name, plugin_name
 from ..visitors import Visitor, walk
 from .names import all_names
-from .ops import NotALiteral, bracket_moved, keyword_arg, literal_value, realigned
+from .ops import NotALiteral, bracket_moved, keyword_arg, keyword_values, literal_value, realigned
 from ..analysis import is_pipeline_target
 from .reader_meta import NotMigratable, reader_name_node
 
@@ -193,7 +193,7 @@ def _output_count(function: cst.FunctionDef) -> int | None:
 
 
 def _batch_size(plan, factory_call: cst.Call, facts: ModuleFacts) -> cst.BaseExpression:
-    given = {a.keyword.value: a.value for a in factory_call.args if a.keyword is not None}
+    given = keyword_values(factory_call)
     value = given.get("batch_size", plan.pipeline_args.get("batch_size"))
     if plan.imported and "batch_size" not in given and not isinstance(value, cst.Integer):
         raise NotMigratable("pass `batch_size=` where the pipeline is created: its default is a name of "

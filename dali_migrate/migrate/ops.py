@@ -291,7 +291,7 @@ def shapes_batch(call: cst.Call, ndd_alias: str, method: bool = False) -> cst.Ca
     shape as a 1-D tensor (int64 unless ``dtype=`` says otherwise), where ``x`` is. ``method``:
     the DataNode method ``x.shape(dtype=D, device=V)``, whose result is on the CPU by default."""
     source = call.func.value if method else next(a.value for a in call.args if a.keyword is None)
-    given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    given = keyword_values(call)
     dtype = given.get("dtype") or given.get("type") or ndd_expr(ndd_alias, "int64")
     default_device = cst.SimpleString('"cpu"') if method else cst.Attribute(source, cst.Name("device"))
     return cst.Call(func=ndd_expr(ndd_alias, "batch"), args=[

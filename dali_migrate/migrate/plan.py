@@ -379,7 +379,7 @@ def _check_constant(plan: PipelinePlan, call: cst.Call, facts: ModuleFacts) -> N
     """``types.Constant(2)`` in a graph is a DataNode; in dynamic mode the number itself is the
     operand (``2`` is int32 there too, ``0.5`` float32); ``dtype=types.UINT8`` is ``np.uint8(2)``."""
     inputs = [a for a in call.args if a.keyword is None]
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    keywords = keyword_values(call)
     number = inputs[0].value if len(inputs) == 1 and not inputs[0].star else None
     if isinstance(number, cst.UnaryOperation) and isinstance(number.operator, cst.Minus):
         number = number.expression

@@ -29,7 +29,7 @@ import libcst as cst
 from ..analysis import RUN_METHODS, ModuleFacts, Site
 from ..imports import dotted_name
 from .names import scope_names
-from .ops import bracket_moved, reader_constructor, realigned
+from .ops import bracket_moved, keyword_values, reader_constructor, realigned
 from ..analysis import is_pipeline_target
 from ..pipeline_scopes import spelled
 from .plan import all_params
@@ -301,18 +301,16 @@ def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site
     for site in sites:
         rewrites.rewrite(site, _lookup(site, _first_next_metas(plan, meta, _looked_up(site, plan)), plan))
     for site in loader_sites:
-        for call in calls:  # alike for every call: the batch size is one number
-            if loaders.ends_at_sources(site):
-                raise NotMigratable("called in a function the pipeline is handed to, with an iterator whose epochs "
-                                    "end where the pipeline's sources stop: make the iterator where the pipeline "
-                                    "is made")
-            if loaders.counts_size(site):  # ``size=``: the loader counts that many samples
-                rewrites.rewrite(site, loaders.replace(site, call, None, sized=True, batch_size=batch_size), loader=True)
-                rewrites.sized = True
-                continue
-            reader = loaders.reader_name(site)
-            given = _first_next_metas(plan, meta, [reader])[reader]
-            rewrites.rewrite(site, loaders.replace(site, call, given, batch_size=batch_size), loader=True)
+        if loaders.ends_at_sources(site):
+            raise NotMigratable("called in a function the pipeline is handed to, with an iterator whose epochs "
+                                "end where the pipeline's sources stop: make the iterator where the pipeline "
+                                "is made")
+        sized = loaders.counts_size(site)  # ``size=``: the loader counts that many samples
+        reader = loaders.reader_name(site)
+        given = None if sized else _first_next_metas(plan, meta, [reader])[reader]
+        for call in calls:  # each call is checked; the loader is alike for all (one batch size)
+            rewrites.rewrite(site, loaders.replace(site, call, given, sized=sized, batch_size=batch_size), loader=True)
+        rewrites.sized |= sized
     plan.yields_reader_meta = True
     rewrites.flagged_calls |= {id(call) for call in calls}
     prelude = rewrites.preludes.setdefault(id(parameter.function), {})
@@ -361,9 +359,8 @@ def _handed_values(plan, argument: str, calls: list[cst.Call]) -> list[cst.BaseE
     """``argument=`` of each call; of the decorator where the call does not give it."""
     found = []
     for call in calls:
-        given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         default = plan.pipeline_args.get(argument) if dotted_name(call.func) == plan.graph.name else None
-        found.append(given.get(argument, default))
+        found.append(keyword_values(call).get(argument, default))
     return found
 
 

@@ -42,7 +42,7 @@ from ..optable import OpTable
 from .names import all_names, assigned_targets, is_docstring, scope_names, split_docstring
 from .iter_setup import (SOURCE_FUNCTION, FedSources, NotFed, assigned_self_attributes, fed_sources, self_writes,
                          with_nonlocals)
-from .ops import TIGHT_EQUAL, keyword_arg
+from .ops import TIGHT_EQUAL, keyword_arg, keyword_values
 from .pure import Substitution, evaluates_the_same_twice, folded
 from .wrap import flatten, safe_to_reflow
 
@@ -798,7 +798,7 @@ def unfit_call_reason(call: cst.Call, subclass: Subclass) -> str | None:
     if len(positional) > len(subclass.call_params):
         return f"`{subclass.name}` is called with more positional arguments than `__init__` takes"
     given = {**subclass.defaults, **dict(zip(subclass.call_params, (a.value for a in positional))),
-             **{a.keyword.value: a.value for a in call.args if a.keyword is not None}}
+             **keyword_values(call)}
     for name, value in subclass.computed.items():
         written = f"`{name}={cst.Module([]).code_for_node(value)}`"
         if name in given:

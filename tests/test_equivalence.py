@@ -75,11 +75,13 @@ RUNNABLE = {
     "sample_tensors": {},
     "constant_batches": {},
     "handed_loader": {"data_dir": str(FIXTURES / "data" / "images"), "crop": 16, "batch_size": 4},
+    "returned_pipelines": {"data_dir": str(FIXTURES / "data" / "images"), "crop": 16, "batch_size": 4,
+                           "num_threads": 1},
 }
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies",
                "segmentation_wrapper", "speech_jasper", "raised_source_epochs", "legacy_iterator_size", "datapipe_on_self", "nested_loader",
-               "handed_loader"}
+               "handed_loader", "returned_pipelines"}
 
 
 # fixtures that import JAX (.ci/run installs its CPU build)

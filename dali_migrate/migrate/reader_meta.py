@@ -26,7 +26,7 @@ from typing import Protocol
 import libcst as cst
 
 
-from ..analysis import RUN_METHODS, ModuleFacts, Site
+from ..analysis import RUN_METHODS, ModuleFacts, Site, iterated_pipeline
 from ..imports import dotted_name
 from .names import scope_names
 from .ops import bracket_moved, keyword_values, reader_constructor, realigned
@@ -229,12 +229,15 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
             _taken_by_the_callee(plan, facts.parameter_pipelines[var], sites, settings, loader_sites, loaders,
                                  places, facts, factory_statements, rewrites)
             continue
-        bindings = {id(site): [_made_by(call, facts, factory_statements, plan) for call in
-                               factories_in_scope(factory_statements.get(var, []), site, places, var, plan, facts)]
-                    for site in [*sites, *settings, *loader_sites]}
-        # a use in another method than the one that made the pipeline reads the metadata from the object
+        callers = {id(site): factories_in_scope(factory_statements.get(var, []), site, places, var, plan, facts)
+                   for site in [*sites, *settings, *loader_sites]}
+        bindings = {key: [_made_by(call, facts, factory_statements, plan) for call in calls]
+                    for key, calls in callers.items()}
+        # a use in another method than the one that made the pipeline reads the metadata from the object;
+        # a function that returns the pipeline hands its metadata to the caller
+        returned = _returned_by_helpers(var, sites, settings, loader_sites, callers, bindings, places, facts)
         elsewhere = [(site, call) for site in [*sites, *settings, *loader_sites] for call in bindings[id(site)]
-                     if places.scope(call) is not places.scope(site.node)]
+                     if places.scope(call) is not places.scope(site.node) and id(call) not in returned]
         for site, call in elsewhere:
             if places.owner_class(call) is None or places.owner_class(call) is not places.owner_class(site.node):
                 raise NotMigratable(f"`{spelled(var)}` is made in another function than the one that uses it, and "
@@ -248,6 +251,10 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 rewrites.statements_after.setdefault(id(factory_call), {}).setdefault(dotted_name(expression), statement)
         # there, `var` may hold another pipeline too: each plan rewrites the site alike (checked after)
         for site, factory_call in [(s, c) for s in [*sites, *loader_sites] for c in bindings[id(s)]]:
+            if id(factory_call) in returned:
+                _from_the_returning_helper(plan, spelled(var), site, site in loader_sites, factory_call,
+                                           returned[id(factory_call)], rewrites, loaders)
+                continue
             if site in loader_sites and loaders.ends_at_sources(site):
                 _epochs_from_sources(plan, site, factory_call, rewrites, loaders, facts, var, on_self)
                 continue
@@ -315,6 +322,75 @@ def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site
     rewrites.flagged_calls |= {id(call) for call in calls}
     prelude = rewrites.preludes.setdefault(id(parameter.function), {})
     prelude.setdefault(meta, cst.parse_statement(f"{meta} = next({name})\n"))
+
+
+def _returned_by_helpers(var: str, sites: list[Site], settings: list[Site], loader_sites: list[Site],
+                         callers: dict[int, list[cst.Call]], bindings: dict[int, list[cst.Call]], places,
+                         facts: ModuleFacts) -> dict[int, cst.Call]:
+    """``pipe = create_pipeline(args)`` where ``create_pipeline`` makes the pipeline and returns
+    it: id(the call in the helper) -> the caller's call, after which ``pipe_reader_meta =
+    next(pipe)`` goes. The helper's pipeline then yields its metadata first to every caller,
+    so each call of the helper must be one that reads it, and the helper must not read the
+    pipeline itself."""
+    returned: dict[int, cst.Call] = {}
+    for site in [*sites, *settings, *loader_sites]:
+        for caller, made in zip(callers[id(site)], bindings[id(site)]):
+            helper = places.scope(made)
+            if caller is made or helper is None or places.scope(caller) is not places.scope(site.node):
+                continue
+            if places.owner_class(made) is not None and places.owner_class(made) is places.owner_class(site.node):
+                continue  # methods of one class: the metadata goes on ``self``
+            if site in settings:
+                raise NotMigratable(f"`{site.name}.{site.detail}` is read where `{spelled(var)}` is returned to, "
+                                    f"from `{dotted_name(caller.func)}()`: read it in that function")
+            returned[id(made)] = caller
+    reading = {id(caller) for caller in returned.values()}
+    for caller in returned.values():
+        _check_returned_fresh(caller, reading, facts)
+    return returned
+
+
+def _check_returned_fresh(caller: cst.Call, reading: set[int], facts: ModuleFacts) -> None:
+    """Every call of the helper reads the metadata, and the helper itself only makes, and maybe
+    builds, the pipeline it returns."""
+    name = dotted_name(caller.func) or ""
+    helper_var = facts.pipeline_helpers.get(name)
+    others = [c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name and id(c) not in reading]
+    if others:
+        raise NotMigratable(f"`{name}()` returns the pipeline, whose metadata comes first from it now, and "
+                            f"`{_short(others[0])}` does not read that metadata: read it there too, or read it "
+                            f"in `{name}()`")
+    used_inside = [s.node for s in facts.pipeline_method_calls if s.origin == helper_var and s.detail != "build"]
+    used_inside += [s.node for s in facts.iterator_uses if facts.key_of(iterated_pipeline(s.node)) == helper_var]
+    if used_inside:
+        raise NotMigratable(f"`{name}()` returns the pipeline after using it (`{_short(used_inside[0])}`): "
+                            "read the metadata there")
+
+
+def _from_the_returning_helper(plan, var: str, site: Site, is_loader: bool, factory_call: cst.Call,
+                               caller: cst.Call, rewrites: ReaderMetaRewrites, loaders) -> None:
+    """``pipe = create_pipeline(...)``, then ``pipe_reader_meta = next(pipe)`` after it; the
+    helper's ``graph(...)`` call is given ``yield_reader_meta=True``. A loader's batch size is the
+    helper's literal, or the one the metadata carries."""
+    meta = _meta_name(var, "", False)
+    if is_loader and loaders.ends_at_sources(site):
+        raise NotMigratable(f"`{var}` is returned by `{dotted_name(caller.func)}()`, and the iterator's epochs end "
+                            "where the pipeline's sources stop: make the iterator in that function")
+    readers = [loaders.reader_name(site)] if is_loader else _looked_up(site, plan)
+    metas = _first_next_metas(plan, meta, readers)
+    if is_loader:
+        sized = loaders.counts_size(site)
+        batch_size = _handed_setting(plan, "batch_size", [factory_call], meta)
+        expression = loaders.replace(site, factory_call, None if sized else metas[readers[0]], sized=sized,
+                                     batch_size=batch_size or _handed_values(plan, "batch_size", [factory_call])[0])
+        rewrites.rewrite(site, expression, loader=True)
+        rewrites.sized |= sized
+    else:
+        rewrites.rewrite(site, _lookup(site, metas, plan))
+    plan.yields_reader_meta = True
+    rewrites.flagged_calls.add(id(factory_call))
+    after = rewrites.statements_after.setdefault(id(caller), {})
+    after.setdefault(meta, cst.parse_statement(f"{meta} = next({var})\n"))
 
 
 def _check_handed_fresh(plan, parameter, sites: list[Site], places) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import inspect
+import itertools
 import json
 import os
 import pickle
@@ -55,7 +56,9 @@ def evaluate_call(module, spec: dict, function) -> tuple[list, dict]:
     override goes only to a function that takes it (a file's pipelines take different ones)."""
     namespace = vars(module)
     parameters = inspect.signature(function).parameters
-    overrides = {name: value for name, value in spec["overrides"].items() if _takes(parameters, name)}
+    # a helper that returns a pipeline takes only its own parameters
+    helper = spec["kind"] == "helper"
+    overrides = {name: value for name, value in spec["overrides"].items() if _takes(parameters, name, helper)}
     positional = [
         p.name for p in parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -87,12 +90,13 @@ def _argument(name: str, code: str, namespace: dict):
             f"(a local of the function that calls it?); give the value with {given}") from None
 
 
-def _takes(parameters, name: str) -> bool:
-    """A parameter of its own, ``**kwargs``, or an argument every ``@pipeline_def`` function takes."""
+def _takes(parameters, name: str, helper: bool = False) -> bool:
+    """A parameter of its own, ``**kwargs``, or an argument every ``@pipeline_def`` function
+    takes (not a ``helper``'s)."""
     from nvidia.dali import Pipeline
 
     return (name in parameters or any(p.kind == p.VAR_KEYWORD for p in parameters.values())
-            or name in inspect.signature(Pipeline.__init__).parameters)
+            or not helper and name in inspect.signature(Pipeline.__init__).parameters)
 
 
 class RandomStateFeeder:
@@ -276,7 +280,7 @@ def _migrated_generator(module, spec: dict):
         return _original_pipeline(module, spec)
     args, kwargs = evaluate_call(module, spec, function)
     if spec["kind"] == "helper":
-        return function(*args, **kwargs)
+        return _past_reader_meta(function(*args, **kwargs))
     parameters = inspect.signature(function).parameters
     if spec["kind"] == "subclass":  # what the class took and the generator has no use for goes
         return function(*args, **{k: v for k, v in kwargs.items() if k in parameters})
@@ -287,6 +291,13 @@ def _migrated_generator(module, spec: dict):
         kwargs["device_id"] = spec["device_id"]
     kwargs = {k: v for k, v in kwargs.items() if k in parameters or _has_var_keyword(parameters)}
     return function(*args, **kwargs)
+
+
+def _past_reader_meta(generator):
+    """A helper whose callers read the reader's metadata returns a generator that gives it
+    first (a dict, never a batch); the batches follow."""
+    first = next(generator)
+    return generator if isinstance(first, dict) else itertools.chain([first], generator)
 
 
 def run_migrated(module, spec: dict, feeder: RandomStateFeeder | None = None) -> tuple[list, float]:

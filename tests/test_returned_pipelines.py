@@ -59,3 +59,19 @@ def test_a_returned_pipeline_is_kept_where_a_caller_would_get_the_metadata_as_a_
     assert name == "train_pipe"
     assert any(reason in r for r in reasons), reasons
     assert "yield_reader_meta" not in (result.new_source or b"").decode()
+
+
+def test_every_call_of_the_function_takes_the_metadata_where_each_reads_it():
+    """``first = make(0)`` and ``second = make(1)``, both read: each call gets its ``next()``."""
+    source = HEAD.format(extra="") + '''
+
+def sizes(root):
+    first = make(root, 2)
+    second = make(root, 3)
+    return first.epoch_size("Reader"), second.epoch_size("Reader")
+'''
+    result = _migrated(source)
+    code = result.new_source.decode()
+    assert result.pipelines == [("train_pipe", [])]
+    assert "first = make(root, 2)\n    first_reader_meta = next(first)\n" in code
+    assert "second = make(root, 3)\n    second_reader_meta = next(second)\n" in code

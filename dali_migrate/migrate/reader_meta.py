@@ -221,6 +221,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
     rewrites = ReaderMetaRewrites()
     several = len(plan.readers) > 1
     setting_names = setting_names or SettingNames(set())
+    callers_reading: dict[tuple[int, int], cst.Call] = {}  # of functions that return the pipeline
     for var in plan.pipe_vars:
         sites = meta_sites(facts, [var])
         settings = setting_sites(facts, [var])
@@ -236,8 +237,9 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         # a use in another method than the one that made the pipeline reads the metadata from the object;
         # a function that returns the pipeline hands its metadata to the caller
         returned = _returned_by_helpers(var, sites, settings, loader_sites, callers, bindings, places, facts)
+        callers_reading.update(returned)
         elsewhere = [(site, call) for site in [*sites, *settings, *loader_sites] for call in bindings[id(site)]
-                     if places.scope(call) is not places.scope(site.node) and id(call) not in returned]
+                     if places.scope(call) is not places.scope(site.node) and (id(site.node), id(call)) not in returned]
         for site, call in elsewhere:
             if places.owner_class(call) is None or places.owner_class(call) is not places.owner_class(site.node):
                 raise NotMigratable(f"`{spelled(var)}` is made in another function than the one that uses it, and "
@@ -251,9 +253,9 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 rewrites.statements_after.setdefault(id(factory_call), {}).setdefault(dotted_name(expression), statement)
         # there, `var` may hold another pipeline too: each plan rewrites the site alike (checked after)
         for site, factory_call in [(s, c) for s in [*sites, *loader_sites] for c in bindings[id(s)]]:
-            if id(factory_call) in returned:
+            if (id(site.node), id(factory_call)) in returned:
                 _from_the_returning_helper(plan, spelled(var), site, site in loader_sites, factory_call,
-                                           returned[id(factory_call)], rewrites, loaders)
+                                           returned[id(site.node), id(factory_call)], rewrites, loaders)
                 continue
             if site in loader_sites and loaders.ends_at_sources(site):
                 _epochs_from_sources(plan, site, factory_call, rewrites, loaders, facts, var, on_self)
@@ -284,6 +286,9 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
             for name, meta in metas.items():
                 if meta not in after:  # one lookup per reader, however often it is asked
                     after[meta] = _meta_statement(plan, _named_readers(plan)[name], factory_call, meta, facts, ndd_alias)
+    reading = {id(caller) for caller in callers_reading.values()}
+    for caller in callers_reading.values():
+        _check_returned_fresh(caller, reading, facts)
     return rewrites
 
 
@@ -326,13 +331,13 @@ def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site
 
 def _returned_by_helpers(var: str, sites: list[Site], settings: list[Site], loader_sites: list[Site],
                          callers: dict[int, list[cst.Call]], bindings: dict[int, list[cst.Call]], places,
-                         facts: ModuleFacts) -> dict[int, cst.Call]:
+                         facts: ModuleFacts) -> dict[tuple[int, int], cst.Call]:
     """``pipe = create_pipeline(args)`` where ``create_pipeline`` makes the pipeline and returns
-    it: id(the call in the helper) -> the caller's call, after which ``pipe_reader_meta =
-    next(pipe)`` goes. The helper's pipeline then yields its metadata first to every caller,
+    it: (id(site), id(the call in the helper)) -> the caller's call, after which
+    ``pipe_reader_meta = next(pipe)`` goes. The helper's pipeline then yields its metadata first to every caller,
     so each call of the helper must be one that reads it, and the helper must not read the
     pipeline itself."""
-    returned: dict[int, cst.Call] = {}
+    returned: dict[tuple[int, int], cst.Call] = {}
     for site in [*sites, *settings, *loader_sites]:
         for caller, made in zip(callers[id(site)], bindings[id(site)]):
             helper = places.scope(made)
@@ -343,10 +348,7 @@ def _returned_by_helpers(var: str, sites: list[Site], settings: list[Site], load
             if site in settings:
                 raise NotMigratable(f"`{site.name}.{site.detail}` is read where `{spelled(var)}` is returned to, "
                                     f"from `{dotted_name(caller.func)}()`: read it in that function")
-            returned[id(made)] = caller
-    reading = {id(caller) for caller in returned.values()}
-    for caller in returned.values():
-        _check_returned_fresh(caller, reading, facts)
+            returned[id(site.node), id(made)] = caller
     return returned
 
 

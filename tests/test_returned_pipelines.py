@@ -75,3 +75,25 @@ def sizes(root):
     assert result.pipelines == [("train_pipe", [])]
     assert "first = make(root, 2)\n    first_reader_meta = next(first)\n" in code
     assert "second = make(root, 3)\n    second_reader_meta = next(second)\n" in code
+
+
+def test_verify_runs_a_kept_function_as_it_runs_a_migrated_one(tmp_path):
+    """The harness skips the metadata a migrated function's pipeline gives first; a function
+    whose pipeline is kept returns a Pipeline, which it runs as it is."""
+    pytest.importorskip("nvidia.dali")
+    from conftest import FIXTURES
+    from dali_migrate.verify import VerifyOptions, verify_files
+
+    images = str((FIXTURES / "data" / "images").resolve())
+    runs = HEAD.format(extra="")
+    kept = runs + "\n\ndef peek(root):\n    other = make(root, 2)\n    return other.run()\n"
+    for name, source in (("runs", runs), ("kept", kept)):
+        original = tmp_path / f"{name}.py"
+        original.write_text(source)
+        migrated = tmp_path / f"{name}_migrated.py"
+        migrated.write_bytes(_migrated(source).new_source)
+        report = verify_files(original, migrated, VerifyOptions(args={"root": images}, iterations=2))
+        assert {p.name for p in report.pipelines} == {"train_pipe", "make"}, name
+        for pipeline in report.pipelines:
+            assert pipeline.migrated.ok, (name, pipeline.migrated.error)
+            assert pipeline.comparison.mismatches == [], name

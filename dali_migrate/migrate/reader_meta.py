@@ -287,8 +287,8 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
                 if meta not in after:  # one lookup per reader, however often it is asked
                     after[meta] = _meta_statement(plan, _named_readers(plan)[name], factory_call, meta, facts, ndd_alias)
     reading = {id(caller) for caller in callers_reading.values()}
-    for caller in callers_reading.values():
-        _check_returned_fresh(caller, reading, facts)
+    for helper in sorted({dotted_name(caller.func) or "" for caller in callers_reading.values()}):
+        _check_returned_fresh(helper, reading, facts)
     return rewrites
 
 
@@ -332,16 +332,13 @@ def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site
 def _returned_by_helpers(var: str, sites: list[Site], settings: list[Site], loader_sites: list[Site],
                          callers: dict[int, list[cst.Call]], bindings: dict[int, list[cst.Call]], places,
                          facts: ModuleFacts) -> dict[tuple[int, int], cst.Call]:
-    """``pipe = create_pipeline(args)`` where ``create_pipeline`` makes the pipeline and returns
-    it: (id(site), id(the call in the helper)) -> the caller's call, after which
-    ``pipe_reader_meta = next(pipe)`` goes. The helper's pipeline then yields its metadata first to every caller,
-    so each call of the helper must be one that reads it, and the helper must not read the
-    pipeline itself."""
+    """``pipe = create_pipeline(args)`` where ``create_pipeline`` makes the pipeline and
+    returns it: (id(site), id(the call in the helper)) -> the caller's call, after which
+    ``pipe_reader_meta = next(pipe)`` goes (``_check_returned_fresh`` checks the helper)."""
     returned: dict[tuple[int, int], cst.Call] = {}
     for site in [*sites, *settings, *loader_sites]:
         for caller, made in zip(callers[id(site)], bindings[id(site)]):
-            helper = places.scope(made)
-            if caller is made or helper is None or places.scope(caller) is not places.scope(site.node):
+            if caller is made or places.scope(made) is None or places.scope(caller) is not places.scope(site.node):
                 continue
             if places.owner_class(made) is not None and places.owner_class(made) is places.owner_class(site.node):
                 continue  # methods of one class: the metadata goes on ``self``
@@ -352,20 +349,20 @@ def _returned_by_helpers(var: str, sites: list[Site], settings: list[Site], load
     return returned
 
 
-def _check_returned_fresh(caller: cst.Call, reading: set[int], facts: ModuleFacts) -> None:
-    """Every call of the helper reads the metadata, and the helper itself only makes, and maybe
-    builds, the pipeline it returns."""
-    name = dotted_name(caller.func) or ""
-    helper_var = facts.pipeline_helpers.get(name)
-    others = [c for c in facts.pipeline_factory_calls if dotted_name(c.func) == name and id(c) not in reading]
+def _check_returned_fresh(helper: str, reading: set[int], facts: ModuleFacts) -> None:
+    """The helper's pipeline yields its metadata first to every caller: each call of the helper
+    must be one that reads it (``reading``: their ids), and the helper itself only makes, and
+    maybe builds, the pipeline it returns."""
+    others = [c for c in facts.pipeline_factory_calls if dotted_name(c.func) == helper and id(c) not in reading]
     if others:
-        raise NotMigratable(f"`{name}()` returns the pipeline, whose metadata comes first from it now, and "
+        raise NotMigratable(f"`{helper}()` returns the pipeline, whose metadata comes first from it now, and "
                             f"`{_short(others[0])}` does not read that metadata: read it there too, or read it "
-                            f"in `{name}()`")
+                            f"in `{helper}()`")
+    helper_var = facts.pipeline_helpers.get(helper)
     used_inside = [s.node for s in facts.pipeline_method_calls if s.origin == helper_var and s.detail != "build"]
     used_inside += [s.node for s in facts.iterator_uses if facts.key_of(iterated_pipeline(s.node)) == helper_var]
     if used_inside:
-        raise NotMigratable(f"`{name}()` returns the pipeline after using it (`{_short(used_inside[0])}`): "
+        raise NotMigratable(f"`{helper}()` returns the pipeline after using it (`{_short(used_inside[0])}`): "
                             "read the metadata there")
 
 

@@ -295,7 +295,9 @@ def _migrated_generator(module, spec: dict):
 
 def _past_reader_meta(generator):
     """A helper whose callers read the reader's metadata returns a generator that gives it
-    first (a dict, never a batch); the batches follow."""
+    first (a dict, never a batch); the batches follow. A kept pipeline is returned as is."""
+    if not hasattr(generator, "__next__"):
+        return generator
     first = next(generator)
     return generator if isinstance(first, dict) else itertools.chain([first], generator)
 

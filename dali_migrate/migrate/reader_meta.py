@@ -317,12 +317,7 @@ def _taken_by_the_callee(plan, parameter, sites: list[Site], settings: list[Site
             raise NotMigratable("called in a function the pipeline is handed to, with an iterator whose epochs "
                                 "end where the pipeline's sources stop: make the iterator where the pipeline "
                                 "is made")
-        sized = loaders.counts_size(site)  # ``size=``: the loader counts that many samples
-        reader = loaders.reader_name(site)
-        given = None if sized else _first_next_metas(plan, meta, [reader])[reader]
-        for call in calls:  # each call is checked; the loader is alike for all (one batch size)
-            rewrites.rewrite(site, loaders.replace(site, call, given, sized=sized, batch_size=batch_size), loader=True)
-        rewrites.sized |= sized
+        _loader_given_first_next(plan, site, calls, meta, batch_size, rewrites, loaders)
     plan.yields_reader_meta = True
     rewrites.flagged_calls |= {id(call) for call in calls}
     prelude = rewrites.preludes.setdefault(id(parameter.function), {})
@@ -375,21 +370,36 @@ def _from_the_returning_helper(plan, var: str, site: Site, is_loader: bool, fact
     if is_loader and loaders.ends_at_sources(site):
         raise NotMigratable(f"`{var}` is returned by `{dotted_name(caller.func)}()`, and the iterator's epochs end "
                             "where the pipeline's sources stop: make the iterator in that function")
-    readers = [loaders.reader_name(site)] if is_loader else _looked_up(site, plan)
-    metas = _first_next_metas(plan, meta, readers)
     if is_loader:
-        sized = loaders.counts_size(site)
         batch_size = _handed_setting(plan, "batch_size", [factory_call], meta)
-        expression = loaders.replace(site, factory_call, None if sized else metas[readers[0]], sized=sized,
-                                     batch_size=batch_size or _handed_values(plan, "batch_size", [factory_call])[0])
-        rewrites.rewrite(site, expression, loader=True)
-        rewrites.sized |= sized
+        _loader_given_first_next(plan, site, [factory_call], meta, batch_size, rewrites, loaders)
     else:
-        rewrites.rewrite(site, _lookup(site, metas, plan))
+        rewrites.rewrite(site, _lookup(site, _first_next_metas(plan, meta, _looked_up(site, plan)), plan))
+    _meta_first(plan, rewrites, factory_call, caller, meta, var)
+
+
+def _loader_given_first_next(plan, site: Site, calls: list[cst.Call], meta: str,
+                             batch_size: cst.BaseExpression | None, rewrites: ReaderMetaRewrites, loaders) -> None:
+    """The iterator at ``site`` becomes the loader over the pipelines ``calls`` make, given what
+    their first ``next()`` gave (``meta``), or nothing where it counts its ``size=`` samples.
+    Each call is checked; the loader is alike for all (one batch size: ``batch_size``, or the
+    call's own where None)."""
+    sized = loaders.counts_size(site)
+    reader = loaders.reader_name(site)
+    given = None if sized else _first_next_metas(plan, meta, [reader])[reader]
+    for call in calls:
+        rewrites.rewrite(site, loaders.replace(site, call, given, sized=sized, batch_size=batch_size), loader=True)
+    rewrites.sized |= sized
+
+
+def _meta_first(plan, rewrites: ReaderMetaRewrites, factory_call: cst.Call, after: cst.Call, meta: str,
+                var: str) -> None:
+    """``factory_call`` gets ``yield_reader_meta=True``, and ``meta = next(var)`` follows the
+    statement of ``after`` (the factory call itself, or the call of a function returning it)."""
     plan.yields_reader_meta = True
     rewrites.flagged_calls.add(id(factory_call))
-    after = rewrites.statements_after.setdefault(id(caller), {})
-    after.setdefault(meta, cst.parse_statement(f"{meta} = next({var})\n"))
+    statements = rewrites.statements_after.setdefault(id(after), {})
+    statements.setdefault(meta, cst.parse_statement(f"{meta} = next({var})\n"))
 
 
 def _check_handed_fresh(plan, parameter, sites: list[Site], places) -> None:
@@ -463,10 +473,7 @@ def _from_own_reader(plan, var: str, site: Site, is_loader: bool, readers: list[
         rewrites.rewrite(site, loaders.replace(site, factory_call, metas[readers[0]]), loader=True)
     else:
         rewrites.rewrite(site, _lookup(site, metas, plan))
-    plan.yields_reader_meta = True
-    rewrites.flagged_calls.add(id(factory_call))
-    after = rewrites.statements_after.setdefault(id(factory_call), {})
-    after.setdefault(meta, cst.parse_statement(f"{meta} = next({var})\n"))
+    _meta_first(plan, rewrites, factory_call, factory_call, meta, var)
 
 
 def _first_next_metas(plan, meta: str, readers: list[str]) -> dict[str, str]:

@@ -264,6 +264,24 @@ def paired_elements(target: cst.BaseExpression, value: cst.BaseExpression):
     return [(t.value, v.value) for t, v in zip(*sides)]
 
 
+def _zipped_parts(target: cst.BaseExpression, iterable: cst.BaseExpression):
+    """``for i, out in enumerate(outputs)`` -> [(out, outputs)]; ``for a, b in zip(x, y)`` ->
+    [(a, x), (b, y)]. None for any other loop (starred or keyword arguments included)."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
+        return None
+    targets = [e.value for e in target.elements]
+    if any(isinstance(e, cst.StarredElement) for e in target.elements) or any(
+            a.star or a.keyword is not None for a in iterable.args):
+        return None
+    arguments = [a.value for a in iterable.args]
+    name = dotted_name(iterable.func)
+    if name == "enumerate" and len(arguments) == 1 and len(targets) == 2:
+        return [(targets[1], arguments[0])]
+    if name == "zip" and len(arguments) == len(targets):
+        return list(zip(targets, arguments))
+    return None
+
+
 def _is_slice(subscript: cst.Subscript) -> bool:
     return any(isinstance(element.slice, cst.Slice) for element in subscript.slice)
 
@@ -571,8 +589,13 @@ class _FactCollector(Visitor):
         self.pipelines.enter_lambda(node)
 
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """``for out in pipe.run()`` and ``for o in outputs`` bind single TensorLists."""
-        if self._is_run_call(iterable):
+        """``for out in pipe.run()`` and ``for o in outputs`` bind single TensorLists; so do
+        ``for i, out in enumerate(outputs)`` and ``for name, out in zip(names, outputs)``."""
+        parts = _zipped_parts(target, iterable)
+        if parts is not None:
+            for part_target, part_iterable in parts:
+                self._bind_loop_target(part_target, part_iterable)
+        elif self._is_run_call(iterable):
             self._bind_outputs(target, iterable, unpacked=True)
         elif dotted_name(iterable) in self.facts.output_tuples:
             self._bind_tensorlists(_assigned_names(target), dotted_name(iterable))
@@ -803,7 +826,8 @@ class _FactCollector(Visitor):
         elif (dotted_name(node.func) == "hasattr" and len(node.args) == 2 and not any(a.star for a in node.args)
               and isinstance(node.args[1].value, cst.SimpleString) and self._is_tensorlist(node.args[0].value)
               and node.args[1].value.evaluated_value in HASATTR_SPELLINGS):
-            # ``hasattr(images, "as_cpu")`` guards a TensorList call: asked of the ndd spelling
+            # ``hasattr(images, "as_cpu")`` guards a TensorList call: asked of the ndd spelling (any
+            # other name an ndd Batch answers differently is the audit's: it keeps the pipeline)
             self._tensorlist_use(node, node.args[0].value, "hasattr")
         elif dotted_name(node.func) == "isinstance" and len(node.args) == 2 and not any(a.star for a in node.args):
             device = self._tensorlist_class_device(node.args[1].value)
@@ -894,8 +918,9 @@ TENSOR_METHODS = {"shape": "tensor_shape", "layout": "layout"}
 PIPELINE_SETTINGS = frozenset({"max_batch_size", "batch_size", "num_threads", "device_id"})
 
 
-# TensorList methods a ``hasattr`` test may ask for -> the name an ndd Batch has for them
-HASATTR_SPELLINGS = {"as_cpu": "cpu", "shape": "shape", "layout": "layout"}
+# ``hasattr(out, name)``: the ndd spelling of a TensorList method, and the names both answer alike
+HASATTR_SPELLINGS = {"as_cpu": "cpu"}
+HASATTR_ANSWERED_ALIKE = frozenset({"shape", "layout"})
 
 
 def iterated_pipeline(call: cst.Call, by_keyword: bool = True) -> cst.BaseExpression | None:

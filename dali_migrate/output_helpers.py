@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .analysis import HASATTR_SPELLINGS, TENSORLIST_METHODS, ModuleFacts, Site
+from .analysis import HASATTR_ANSWERED_ALIKE, HASATTR_SPELLINGS, TENSORLIST_METHODS, ModuleFacts, Site
 from .imports import dotted_name
 from .visitors import Visitor, walk
 
@@ -255,9 +255,9 @@ class _ParamUses(Visitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         if (dotted_name(node.func) == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString)
-                and node.args[1].value.evaluated_value in HASATTR_SPELLINGS):
+                and node.args[1].value.evaluated_value in HASATTR_SPELLINGS.keys() | HASATTR_ANSWERED_ALIKE):
             param = self._receiver_param(node.args[0].value)
-            if param is not None:
+            if param is not None and node.args[1].value.evaluated_value in HASATTR_SPELLINGS:
                 self.uses.append((node, param, "hasattr"))
             return
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in TENSORLIST_METHODS:

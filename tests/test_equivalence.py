@@ -37,6 +37,7 @@ RUNNABLE = {
     "graph_helpers": {},
     "trust_imports": {},
     "display_helpers": {},
+    "named_outputs": {},
     "graph_setup": {},
     "shapes_as_batches": {},
     "trust_methods": {"root": str(FIXTURES / "data" / "images")},

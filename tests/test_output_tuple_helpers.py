@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from dali_migrate.config import Config
-from dali_migrate.engine import migrate_source
+from dali_migrate.engine import check_source, migrate_source
 
 PROGRAM = '''import numpy as np
 from nvidia.dali import fn, pipeline_def
@@ -75,3 +75,20 @@ def test_a_helper_iterating_over_an_output_migrates_when_its_samples_are_used_al
     [(name, reasons)] = result.pipelines
     assert (not reasons) == migrated, reasons
     assert (b"pipe.run()" in (result.new_source or PROGRAM.encode())) != migrated
+
+
+
+@pytest.mark.parametrize("attribute", ["layout", "shape"])
+def test_hasattr_answered_alike_by_an_ndd_batch_is_no_finding(attribute):
+    """`hasattr(out, "layout")` is True for a TensorList and an ndd Batch alike: `check` flagged
+    it as `hasattr(out, "as_cpu")`, and the migration rewrote it to itself."""
+    source = PROGRAM.format(body=f'    images, labels = out\n    print(hasattr(images, "{attribute}"), len(labels))')
+    findings = check_source(source.encode(), "summary.py", Config()).diagnostics
+    assert not [f for f in findings if "hasattr" in f.message]
+    result = migrate(f'    images, labels = out\n    print(hasattr(images, "{attribute}"), len(labels))')
+    assert result.pipelines == [("images_pipeline", [])]
+
+
+def test_hasattr_an_ndd_batch_answers_differently_keeps_the_pipeline():
+    result = migrate('    images, labels = out\n    print(hasattr(images, "at"), len(labels))')
+    assert "hasattr" in " ".join(dict(result.pipelines)["images_pipeline"])

@@ -415,10 +415,11 @@ class ValueModel(ast.NodeVisitor):
         return _element(value) if value.kind in (OUTPUTS, MAYBE) else None
 
     def _iterated(self, node: ast.expr) -> Value | None:
+        """What a loop over ``node`` binds, through ``enumerate(zip(names, outputs))`` too."""
         if isinstance(node, ast.Call) and _dotted(node.func) == "enumerate" and node.args:
-            return Value("tuple", frozenset(), (None, _element(self.value(node.args[0]))))
+            return Value("tuple", frozenset(), (None, self._iterated(node.args[0])))
         if isinstance(node, ast.Call) and _dotted(node.func) == "zip":
-            return Value("tuple", frozenset(), tuple(_element(self.value(a)) for a in node.args))
+            return Value("tuple", frozenset(), tuple(self._iterated(a) for a in node.args))
         return _element(self.value(node))
 
     # -- expressions ----------------------------------------------------------------------

@@ -330,3 +330,37 @@ def test_a_pipeline_argument_computed_from_a_parameter_of_its_name_is_the_reason
     assert name == "PairPipe"
     assert reasons[0].startswith("`PairPipe` passes `batch_size=batch_size * 2` to `Pipeline.__init__`, and its "
                                  "callers give `batch_size` too: rename")
+
+
+NESTED = '''\
+import nvidia.dali.ops as ops
+from nvidia.dali.pipeline import Pipeline
+
+{opening}
+    class Hybrid(Pipeline):
+        def __init__(self, batch_size=2):
+            super().__init__(batch_size, 1, None)
+            self.input = ops.readers.File(file_root="images")
+
+        def define_graph(self):
+            jpegs, labels = self.input()
+            return jpegs, labels
+'''
+
+
+@pytest.mark.parametrize("opening, header", [
+    ("dali_enable = True\nif dali_enable:", "if dali_enable:"),
+    ("try:", "try:"),
+    ("def make():", "def make()"),
+])
+def test_a_class_inside_a_block_is_kept_with_where_it_is(opening, header):
+    """A guarded definition (`if dali_enable:`, as some loaders write around a failed DALI
+    import) got only "graph not migrated automatically"."""
+    source = NESTED.format(opening=opening)
+    if opening == "try:":
+        source += "except ImportError:\n    pass\n"
+    result = migrate_source(source.encode(), "hybrid.py", Config())
+    ((name, reasons),) = result.pipelines
+    assert name == "Hybrid"
+    assert reasons == [f"`Hybrid` not migrated: it is defined inside `{header}`, and only pipeline classes at the "
+                       "module's top level are converted: move it there and re-run"]

@@ -503,7 +503,51 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
             continue
         if id(statement) not in skip:
             converted[id(statement)] = subclass
+    reasons.update(_nested_subclass_reasons(module, imports))
     return converted, reasons, bases, derived
+
+
+def _nested_subclass_reasons(module: cst.Module, imports: ImportTable) -> dict[int, list]:
+    """Pipeline subclasses inside a block (``if dali_enable:``, ``try:``, a function): only
+    classes at the module's top level are converted; each says where it is."""
+    from .plan import Blocker
+
+    reasons: dict[int, list] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and is_pipeline_subclass(statement, imports):
+            continue
+        finder = _PipelineClasses(imports)
+        walk(statement, finder)
+        for found in finder.found:
+            anchor = _define_graph(found) or found
+            reasons[id(anchor)] = [Blocker("DM002", anchor, (
+                f"`{found.name.value}` not migrated: it is defined inside `{_header(module, statement)}`, and "
+                "only pipeline classes at the module's top level are converted: move it there and re-run"))]
+    return reasons
+
+
+class _PipelineClasses(Visitor):
+    def __init__(self, imports: ImportTable) -> None:
+        self.imports = imports
+        self.found: list[cst.ClassDef] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if is_pipeline_subclass(node, self.imports):
+            self.found.append(node)
+
+
+def _header(module: cst.Module, statement: cst.BaseStatement) -> str:
+    """``if dali_enable:``, ``try:``, ``def make():``: how the block a class is in begins."""
+    if isinstance(statement, (cst.If, cst.While)):
+        keyword = "if" if isinstance(statement, cst.If) else "while"
+        return f"{keyword} {module.code_for_node(statement.test)}:"
+    if isinstance(statement, cst.FunctionDef):
+        return f"def {statement.name.value}()"
+    if isinstance(statement, cst.ClassDef):
+        return f"class {statement.name.value}"
+    if isinstance(statement, cst.Try):
+        return "try:"
+    return module.code_for_node(statement).strip().splitlines()[0]
 
 
 def _merged(statement: cst.ClassDef, local_base: str, bases: dict[str, cst.ClassDef]) -> cst.ClassDef:

@@ -38,6 +38,7 @@ RUNNABLE = {
     "trust_imports": {},
     "display_helpers": {},
     "named_outputs": {},
+    "guarded_imports": {"data_dir": str(FIXTURES / "data" / "images")},
     "graph_setup": {},
     "shapes_as_batches": {},
     "trust_methods": {"root": str(FIXTURES / "data" / "images")},
@@ -82,7 +83,7 @@ RUNNABLE = {
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies",
                "segmentation_wrapper", "speech_jasper", "raised_source_epochs", "legacy_iterator_size", "datapipe_on_self", "nested_loader",
-               "handed_loader", "returned_pipelines"}
+               "handed_loader", "returned_pipelines", "guarded_imports"}
 
 
 # fixtures that import JAX (.ci/run installs its CPU build)

@@ -349,7 +349,7 @@ from nvidia.dali.pipeline import Pipeline
 
 
 @pytest.mark.parametrize("opening, header", [
-    ("dali_enable = True\nif dali_enable:", "if dali_enable:"),
+    ("dali_enable = True\nif not dali_enable:\n    pass\nelse:", "if not dali_enable:"),
     ("try:", "try:"),
     ("def make():", "def make()"),
 ])
@@ -364,3 +364,17 @@ def test_a_class_inside_a_block_is_kept_with_where_it_is(opening, header):
     assert name == "Hybrid"
     assert reasons == [f"`Hybrid` not migrated: it is defined inside `{header}`, and only pipeline classes at the "
                        "module's top level are converted: move it there and re-run"]
+
+
+def test_a_class_guarded_by_an_if_at_the_top_level_migrates_unless_defined_twice():
+    """`if dali_enable: class Hybrid(Pipeline): ...` is converted where it stands (fixture
+    `guarded_imports`, same data and program output); with a fallback class of the same name in
+    `else:` a call could make either, and the pipeline is kept, saying so."""
+    guarded = NESTED.format(opening="dali_enable = True\nif dali_enable:") + "\n\npipe = Hybrid()\npipe.build()\n"
+    result = migrate_source(guarded.encode(), "hybrid.py", Config())
+    assert result.pipelines == [("Hybrid", [])]
+    assert "if dali_enable:\n    def Hybrid(" in result.new_source.decode()
+    fallback = guarded.replace("\n\npipe =", "\nelse:\n    class Hybrid:\n        pass\n\n\npipe =")
+    ((name, reasons),) = migrate_source(fallback.encode(), "hybrid.py", Config()).pipelines
+    assert reasons == ["`Hybrid` not migrated: the module defines `Hybrid` more than once (a fallback where DALI "
+                       "is missing?), and a call could make either: keep one and re-run"]

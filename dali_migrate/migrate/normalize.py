@@ -482,14 +482,17 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
     bases: dict[str, cst.ClassDef] = {}  # classes deriving from Pipeline itself
     derived: dict[str, list[cst.ClassDef]] = {}
     derived_names: set[str] = set()
-    for statement in module.body:
-        if not isinstance(statement, cst.ClassDef):
-            continue
+    for statement in _module_level_classes(module):
         names = [dotted_name(b.value) for b in statement.bases]
         local_base = next((name for name in names if name in bases or name in derived_names), None)
         if local_base is None and not is_pipeline_subclass(statement, imports):
             continue
         anchor = _define_graph(statement) or statement
+        if _defined_more_than_once(module, statement.name.value):
+            reasons[id(anchor)] = [Blocker("DM002", anchor, (
+                f"`{statement.name.value}` not migrated: the module defines `{statement.name.value}` more than "
+                "once (a fallback where DALI is missing?), and a call could make either: keep one and re-run"))]
+            continue
         try:
             if local_base is not None:
                 derived.setdefault(local_base, []).append(statement)
@@ -507,18 +510,38 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
     return converted, reasons, bases, derived
 
 
+def _module_level_classes(module: cst.Module) -> list[cst.ClassDef]:
+    """The module's classes, and those of an ``if dali_enable:`` block at its top level (a
+    guard some loaders put around everything that needs DALI)."""
+    classes: list[cst.ClassDef] = []
+    for statement in module.body:
+        if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
+            classes += [s for s in statement.body.body if isinstance(s, cst.ClassDef)]
+        elif isinstance(statement, cst.ClassDef):
+            classes.append(statement)
+    return classes
+
+
+def _defined_more_than_once(module: cst.Module, name: str) -> bool:
+    blocks = [module.body] + [s.body.body for s in module.body if isinstance(s, cst.If)]
+    blocks += [s.orelse.body.body for s in module.body if isinstance(s, cst.If) and isinstance(s.orelse, cst.Else)]
+    return sum(isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value == name
+               for block in blocks for s in block) > 1
+
+
 def _nested_subclass_reasons(module: cst.Module, imports: ImportTable) -> dict[int, list]:
     """Pipeline subclasses inside a block (``if dali_enable:``, ``try:``, a function): only
     classes at the module's top level are converted; each says where it is."""
     from .plan import Blocker
 
     reasons: dict[int, list] = {}
+    converted = {id(c) for c in _module_level_classes(module)}
     for statement in module.body:
         if isinstance(statement, cst.ClassDef) and is_pipeline_subclass(statement, imports):
             continue
         finder = _PipelineClasses(imports)
         walk(statement, finder)
-        for found in finder.found:
+        for found in (c for c in finder.found if id(c) not in converted):
             anchor = _define_graph(found) or found
             reasons[id(anchor)] = [Blocker("DM002", anchor, (
                 f"`{found.name.value}` not migrated: it is defined inside `{_header(module, statement)}`, and "

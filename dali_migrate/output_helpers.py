@@ -254,10 +254,10 @@ class _ParamUses(Visitor):
                 self.accounted.add(id(kept))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if (dotted_name(node.func) == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString)
-                and node.args[1].value.evaluated_value in HASATTR_SPELLINGS.keys() | HASATTR_ANSWERED_ALIKE):
+        asked = _hasattr_name(node)
+        if asked in HASATTR_SPELLINGS or asked in HASATTR_ANSWERED_ALIKE:
             param = self._receiver_param(node.args[0].value)
-            if param is not None and node.args[1].value.evaluated_value in HASATTR_SPELLINGS:
+            if param is not None and asked in HASATTR_SPELLINGS:  # the others need no change
                 self.uses.append((node, param, "hasattr"))
             return
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in TENSORLIST_METHODS:
@@ -299,6 +299,13 @@ class _ParamUses(Visitor):
             if isinstance(inner, cst.Name) and inner.value in self.params:
                 return inner.value  # the inner call is a use of its own, which accounts the name
         return None
+
+
+def _hasattr_name(node: cst.Call) -> str | None:
+    """``"as_cpu"`` for ``hasattr(images, "as_cpu")``."""
+    if dotted_name(node.func) == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString):
+        return node.args[1].value.evaluated_value
+    return None
 
 
 def _moved(value: cst.BaseExpression, name: str) -> bool:

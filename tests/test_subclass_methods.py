@@ -349,7 +349,7 @@ from nvidia.dali.pipeline import Pipeline
 
 
 @pytest.mark.parametrize("opening, header", [
-    ("dali_enable = True\nif not dali_enable:\n    pass\nelse:", "if not dali_enable:"),
+    ("with open(__file__) as source:", "with open(__file__) as source:"),
     ("try:", "try:"),
     ("def make():", "def make()"),
 ])
@@ -363,7 +363,7 @@ def test_a_class_inside_a_block_is_kept_with_where_it_is(opening, header):
     ((name, reasons),) = result.pipelines
     assert name == "Hybrid"
     assert reasons == [f"`Hybrid` not migrated: it is defined inside `{header}`, and only pipeline classes at the "
-                       "module's top level are converted: move it there and re-run"]
+                       "module's top level (or in an `if` there) are converted: move it there and re-run"]
 
 
 def test_a_class_guarded_by_an_if_at_the_top_level_migrates_unless_defined_twice():
@@ -374,6 +374,8 @@ def test_a_class_guarded_by_an_if_at_the_top_level_migrates_unless_defined_twice
     result = migrate_source(guarded.encode(), "hybrid.py", Config())
     assert result.pipelines == [("Hybrid", [])]
     assert "if dali_enable:\n    def Hybrid(" in result.new_source.decode()
+    in_else = guarded.replace("if dali_enable:", "if not dali_enable:\n    pass\nelse:")
+    assert migrate_source(in_else.encode(), "hybrid.py", Config()).pipelines == [("Hybrid", [])]
     fallback = guarded.replace("\n\npipe =", "\nelse:\n    class Hybrid:\n        pass\n\n\npipe =")
     ((name, reasons),) = migrate_source(fallback.encode(), "hybrid.py", Config()).pipelines
     assert reasons == ["`Hybrid` not migrated: the module defines `Hybrid` more than once (a fallback where DALI "

@@ -510,42 +510,41 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
     return converted, reasons, bases, derived
 
 
+def _module_level_blocks(module: cst.Module) -> list:
+    """The module's top-level statements, and those of each ``if``/``else`` block there (a guard
+    some loaders put around everything that needs DALI: ``if dali_enable:``)."""
+    blocks = [module.body]
+    for statement in (s for s in module.body if isinstance(s, cst.If)):
+        blocks += [branch.body for branch in (statement, statement.orelse)
+                   if isinstance(branch, (cst.If, cst.Else)) and isinstance(branch.body, cst.IndentedBlock)]
+    return [block if block is module.body else block.body for block in blocks]
+
+
 def _module_level_classes(module: cst.Module) -> list[cst.ClassDef]:
-    """The module's classes, and those of an ``if dali_enable:`` block at its top level (a
-    guard some loaders put around everything that needs DALI)."""
-    classes: list[cst.ClassDef] = []
-    for statement in module.body:
-        if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
-            classes += [s for s in statement.body.body if isinstance(s, cst.ClassDef)]
-        elif isinstance(statement, cst.ClassDef):
-            classes.append(statement)
-    return classes
+    return [s for block in _module_level_blocks(module) for s in block if isinstance(s, cst.ClassDef)]
 
 
 def _defined_more_than_once(module: cst.Module, name: str) -> bool:
-    blocks = [module.body] + [s.body.body for s in module.body if isinstance(s, cst.If)]
-    blocks += [s.orelse.body.body for s in module.body if isinstance(s, cst.If) and isinstance(s.orelse, cst.Else)]
     return sum(isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value == name
-               for block in blocks for s in block) > 1
+               for block in _module_level_blocks(module) for s in block) > 1
 
 
 def _nested_subclass_reasons(module: cst.Module, imports: ImportTable) -> dict[int, list]:
-    """Pipeline subclasses inside a block (``if dali_enable:``, ``try:``, a function): only
-    classes at the module's top level are converted; each says where it is."""
+    """Pipeline subclasses inside any other block (``try:``, a function): only classes at the
+    module's top level, or in an ``if`` there, are converted; each of the others says where it is."""
     from .plan import Blocker
 
     reasons: dict[int, list] = {}
     converted = {id(c) for c in _module_level_classes(module)}
     for statement in module.body:
-        if isinstance(statement, cst.ClassDef) and is_pipeline_subclass(statement, imports):
-            continue
         finder = _PipelineClasses(imports)
         walk(statement, finder)
         for found in (c for c in finder.found if id(c) not in converted):
             anchor = _define_graph(found) or found
             reasons[id(anchor)] = [Blocker("DM002", anchor, (
                 f"`{found.name.value}` not migrated: it is defined inside `{_header(module, statement)}`, and "
-                "only pipeline classes at the module's top level are converted: move it there and re-run"))]
+                "only pipeline classes at the module's top level (or in an `if` there) are converted: move it "
+                "there and re-run"))]
     return reasons
 
 
@@ -560,17 +559,11 @@ class _PipelineClasses(Visitor):
 
 
 def _header(module: cst.Module, statement: cst.BaseStatement) -> str:
-    """``if dali_enable:``, ``try:``, ``def make():``: how the block a class is in begins."""
-    if isinstance(statement, (cst.If, cst.While)):
-        keyword = "if" if isinstance(statement, cst.If) else "while"
-        return f"{keyword} {module.code_for_node(statement.test)}:"
-    if isinstance(statement, cst.FunctionDef):
-        return f"def {statement.name.value}()"
-    if isinstance(statement, cst.ClassDef):
-        return f"class {statement.name.value}"
-    if isinstance(statement, cst.Try):
-        return "try:"
-    return module.code_for_node(statement).strip().splitlines()[0]
+    """``try:``, ``def make()``, ``class Loader``: how the block a class is in begins."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        keyword = "def" if isinstance(statement, cst.FunctionDef) else "class"
+        return f"{keyword} {statement.name.value}" + ("()" if keyword == "def" else "")
+    return module.code_for_node(statement.with_changes(leading_lines=())).splitlines()[0]
 
 
 def _merged(statement: cst.ClassDef, local_base: str, bases: dict[str, cst.ClassDef]) -> cst.ClassDef:

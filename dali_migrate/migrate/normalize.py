@@ -482,13 +482,15 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
     bases: dict[str, cst.ClassDef] = {}  # classes deriving from Pipeline itself
     derived: dict[str, list[cst.ClassDef]] = {}
     derived_names: set[str] = set()
-    for statement in _module_level_classes(module):
+    blocks = _module_level_blocks(module)
+    classes = _module_level_classes(blocks)
+    for statement in classes:
         names = [dotted_name(b.value) for b in statement.bases]
         local_base = next((name for name in names if name in bases or name in derived_names), None)
         if local_base is None and not is_pipeline_subclass(statement, imports):
             continue
         anchor = _define_graph(statement) or statement
-        if _defined_more_than_once(module, statement.name.value):
+        if _defined_more_than_once(blocks, statement.name.value):
             reasons[id(anchor)] = [Blocker("DM002", anchor, (
                 f"`{statement.name.value}` not migrated: the module defines `{statement.name.value}` more than "
                 "once (a fallback where DALI is missing?), and a call could make either: keep one and re-run"))]
@@ -506,40 +508,42 @@ def _convert_subclasses(module: cst.Module, imports: ImportTable, skip: set[int]
             continue
         if id(statement) not in skip:
             converted[id(statement)] = subclass
-    reasons.update(_nested_subclass_reasons(module, imports))
+    reasons.update(_nested_subclass_reasons(module, imports, classes))
     return converted, reasons, bases, derived
 
 
-def _module_level_blocks(module: cst.Module) -> list:
+def _module_level_blocks(module: cst.Module) -> list[list[cst.BaseStatement]]:
     """The module's top-level statements, and those of each ``if``/``else`` block there (a guard
     some loaders put around everything that needs DALI: ``if dali_enable:``)."""
-    blocks = [module.body]
+    blocks = [list(module.body)]
     for statement in (s for s in module.body if isinstance(s, cst.If)):
-        blocks += [branch.body for branch in (statement, statement.orelse)
+        blocks += [list(branch.body.body) for branch in (statement, statement.orelse)
                    if isinstance(branch, (cst.If, cst.Else)) and isinstance(branch.body, cst.IndentedBlock)]
-    return [block if block is module.body else block.body for block in blocks]
+    return blocks
 
 
-def _module_level_classes(module: cst.Module) -> list[cst.ClassDef]:
-    return [s for block in _module_level_blocks(module) for s in block if isinstance(s, cst.ClassDef)]
+def _module_level_classes(blocks: list[list[cst.BaseStatement]]) -> list[cst.ClassDef]:
+    return [s for block in blocks for s in block if isinstance(s, cst.ClassDef)]
 
 
-def _defined_more_than_once(module: cst.Module, name: str) -> bool:
+def _defined_more_than_once(blocks: list[list[cst.BaseStatement]], name: str) -> bool:
     return sum(isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value == name
-               for block in _module_level_blocks(module) for s in block) > 1
+               for block in blocks for s in block) > 1
 
 
-def _nested_subclass_reasons(module: cst.Module, imports: ImportTable) -> dict[int, list]:
+def _nested_subclass_reasons(module: cst.Module, imports: ImportTable,
+                             converted: list[cst.ClassDef]) -> dict[int, list]:
     """Pipeline subclasses inside any other block (``try:``, a function): only classes at the
-    module's top level, or in an ``if`` there, are converted; each of the others says where it is."""
+    module's top level, or in an ``if`` there (``converted``), are converted; each of the others
+    says where it is."""
     from .plan import Blocker
 
     reasons: dict[int, list] = {}
-    converted = {id(c) for c in _module_level_classes(module)}
+    converted_ids = {id(c) for c in converted}
     for statement in module.body:
-        finder = _PipelineClasses(imports)
-        walk(statement, finder)
-        for found in (c for c in finder.found if id(c) not in converted):
+        for found in _classes_within(statement):
+            if id(found) in converted_ids or not is_pipeline_subclass(found, imports):
+                continue
             anchor = _define_graph(found) or found
             reasons[id(anchor)] = [Blocker("DM002", anchor, (
                 f"`{found.name.value}` not migrated: it is defined inside `{_header(module, statement)}`, and "
@@ -548,14 +552,25 @@ def _nested_subclass_reasons(module: cst.Module, imports: ImportTable) -> dict[i
     return reasons
 
 
-class _PipelineClasses(Visitor):
-    def __init__(self, imports: ImportTable) -> None:
-        self.imports = imports
+class _Classes(Visitor):
+    """Every class statement in a tree; simple statements, where none can be, are not walked."""
+
+    def __init__(self) -> None:
         self.found: list[cst.ClassDef] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if is_pipeline_subclass(node, self.imports):
-            self.found.append(node)
+        self.found.append(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return False
+
+    visit_SimpleStatementSuite = visit_SimpleStatementLine
+
+
+def _classes_within(node: cst.CSTNode) -> list[cst.ClassDef]:
+    classes = _Classes()
+    walk(node, classes)
+    return classes.found
 
 
 def _header(module: cst.Module, statement: cst.BaseStatement) -> str:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .analysis import HASATTR_ANSWERED_ALIKE, HASATTR_SPELLINGS, TENSORLIST_METHODS, ModuleFacts, Site
+from .analysis import (FEED_NDARRAY, HASATTR_ANSWERED_ALIKE, HASATTR_SPELLINGS, TENSOR_METHODS, TENSORLIST_METHODS,
+                       ModuleFacts, Site)
 from .imports import dotted_name
 from .visitors import Visitor, walk
 
@@ -43,16 +44,19 @@ def find_output_helpers(module: cst.Module, facts: ModuleFacts,
         return
     references = References(set(candidates))
     walk(module, references)
+    feeds = frozenset(id(call.node) for call in facts.calls if call.qualname == FEED_NDARRAY)
     for name, args in candidates.items():
         helper = _helper(facts.module_functions[name][0], references.calls.get(name, []), args,
                          references.other_uses.get(name, 0), frozenset(facts.tuple_escapes))
         if helper is None:
             continue
-        uses = param_uses(helper)
+        uses = param_uses(helper, feeds)
         if uses is None:
             continue
         origin = sorted(helper.origins)[0]
         facts.tensorlist_uses += [Site(node, param, method, origin) for node, param, method in uses]
+        copies = {id(node) for node, _, method in uses if method == "feed_ndarray"}
+        facts.iterator_uses = [s for s in facts.iterator_uses if id(s.node) not in copies]
         facts.output_helpers[name] = helper
         accounted = {id(escape) for _, _, escape in args}
         facts.escaping_outputs = [s for s in facts.escaping_outputs if id(s) not in accounted]
@@ -145,14 +149,17 @@ def plain_signature(function: cst.FunctionDef) -> bool:
                 or params.star_kwarg is not None)
 
 
-def param_uses(helper: OutputHelper) -> list[tuple[cst.CSTNode, str, str]] | None:
+def param_uses(helper: OutputHelper, feeds: frozenset[int] = frozenset()) -> list[tuple[cst.CSTNode, str, str]] | None:
     """(node, parameter, method) of every use of the output parameters, or None when one of them
-    is used any other way."""
+    is used any other way. ``feeds``: the ids of the module's ``feed_ndarray`` calls."""
     taken = _taken_apart(helper.function.body, helper.tuple_params)
     if taken is None:
         return None
     derived, accounted = taken
-    finder = _ParamUses(set(helper.params) - helper.tuple_params | derived)
+    params = set(helper.params) - helper.tuple_params | derived
+    dense = _DenseTensors(params)
+    walk(helper.function.body, dense)
+    finder = _ParamUses(params, dense.of_param, feeds)
     finder.accounted |= accounted
     walk(helper.function.body, finder)
     if finder.unsupported or finder.all_names != finder.accounted:
@@ -215,9 +222,41 @@ class _NameNodes(Visitor):
             self.ids.add(id(node))
 
 
-class _ParamUses(Visitor):
+class _DenseTensors(Visitor):
+    """Names bound to ``p.as_tensor()`` of an output parameter ``p``: a DALI Tensor, whose
+    ``shape()`` and ``layout()`` are an ndd Tensor's properties (a name bound more than once is
+    left out, and its other uses then make the helper unsupported)."""
+
     def __init__(self, params: set[str]) -> None:
         self.params = params
+        self.of_param: dict[str, str] = {}
+        self._seen: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if not isinstance(target, cst.Name) or target.value in self.params:
+            return
+        param = _dense_of(node.value, self.params)
+        if param is not None and target.value not in self._seen:
+            self.of_param[target.value] = param
+        else:
+            self.of_param.pop(target.value, None)
+        self._seen.add(target.value)
+
+
+def _dense_of(value: cst.BaseExpression, params: set[str]) -> str | None:
+    """``p`` for ``p.as_tensor()``."""
+    if _is_call_of(value, "as_tensor") and not value.args and isinstance(value.func.value, cst.Name):
+        return value.func.value.value if value.func.value.value in params else None
+    return None
+
+
+class _ParamUses(Visitor):
+    def __init__(self, params: set[str], dense: dict[str, str] | None = None,
+                 feeds: frozenset[int] = frozenset()) -> None:
+        self.params = params
+        self.dense = dense or {}  # a dense tensor's name -> the parameter it was made of
+        self.feeds = feeds
         self.uses: list[tuple[cst.CSTNode, str, str]] = []
         self.all_names: set[int] = set()
         self.accounted: set[int] = set()
@@ -234,19 +273,21 @@ class _ParamUses(Visitor):
 
     def _nested(self, node: cst.CSTNode) -> bool:
         """A nested scope that names a parameter (a closure, or a rebinding) is not followed."""
-        names = _Names(self.params)
+        names = _Names(self.params | set(self.dense))
         walk(node, names)
         self.unsupported |= names.found
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.params:
+        if node.value in self.params or node.value in self.dense:
             self.all_names.add(id(node))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """``images = images.as_cpu()`` (or ``... if hasattr(images, "as_cpu") else images``):
-        still the output, on the host."""
+        still the output, on the host; ``dense = images.as_tensor()``: a DALI Tensor."""
         target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and target.value in self.dense and _dense_of(node.value, self.params):
+            self.accounted.add(id(target))
         if isinstance(target, cst.Name) and target.value in self.params and _moved(node.value, target.value):
             self.accounted.add(id(target))
             if isinstance(node.value, cst.IfExp):
@@ -260,7 +301,12 @@ class _ParamUses(Visitor):
             if param is not None and asked in HASATTR_SPELLINGS:  # the others need no change
                 self.uses.append((node, param, "hasattr"))
             return
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in TENSORLIST_METHODS:
+        if id(node) in self.feeds:
+            self._fed(node)
+        elif (isinstance(node.func, cst.Attribute) and node.func.attr.value in TENSOR_METHODS and not node.args
+                and (param := self._dense_param(node.func.value)) is not None):
+            self.uses.append((node, param, TENSOR_METHODS[node.func.attr.value]))
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in TENSORLIST_METHODS:
             param = self._receiver_param(node.func.value)
             if param is not None:
                 method = node.func.attr.value
@@ -271,6 +317,22 @@ class _ParamUses(Visitor):
             param = self._receiver_param(node.args[0].value)
             if param is not None:
                 self.uses.append((node, param, "len"))
+
+    def _fed(self, node: cst.Call) -> None:
+        """``feed_ndarray(images, t)`` (or of ``images.as_tensor()`` or its dense name): the
+        output copied into a torch tensor, which ``t.copy_(....torch())`` does on an ndd value."""
+        if len(node.args) != 2 or any(a.keyword is not None or a.star for a in node.args):
+            return
+        given = node.args[0].value
+        param = self._dense_param(given) or self._receiver_param(given)
+        if param is not None:
+            self.uses.append((node, param, "feed_ndarray"))
+
+    def _dense_param(self, node: cst.BaseExpression) -> str | None:
+        if isinstance(node, cst.Name) and node.value in self.dense:
+            self.accounted.add(id(node))
+            return self.dense[node.value]
+        return None
 
     def visit_For(self, node: cst.For) -> None:
         self._iterated(node.target, node.iter)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..analysis import ModuleFacts, iterated_pipeline
+from ..analysis import FEED_NDARRAY, ModuleFacts, iterated_pipeline
 from ..rules import Finding
 from ..rules.dm010_framework_iterator import FrameworkIterator, iterator_name
 from .places import node_ids
@@ -57,6 +57,9 @@ def _staying_uses(facts: ModuleFacts, plans: list[PipelinePlan]) -> dict[int, tu
             uses[id(site.node)] = (plain, f"`{kept[key]}` is {KEPT}")
         elif key not in migrated and isinstance(pipeline, (cst.Name, cst.Attribute)):  # a parameter, say
             given = cst.Module([]).code_for_node(pipeline)
+            if site.name == FEED_NDARRAY:
+                uses[id(site.node)] = (None, f"`{given}` is not an output this run follows to its pipeline")
+                continue
             uses[id(site.node)] = (plain, f"`{given}` is not a pipeline this run migrates; once the pipelines it "
                                           "is given are migrated, loop over their generator instead")
     return uses

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..analysis import ModuleFacts
+from ..analysis import FEED_NDARRAY, ModuleFacts
 from .base import Finding, Rule
 
 GUIDANCE = {
@@ -20,6 +20,8 @@ GUIDANCE = {
               "`paddle.utils.dlpack.from_dlpack(ndd.as_tensor(batch).__dlpack__())`",
     "numba": "call the function on NumPy data between ndd calls",
 }
+# ``feed_ndarray`` is no iterator: it copies a DALI value into a torch tensor
+FEED_GUIDANCE = "on an ndd Batch or Tensor, `tensor.copy_(value.torch())` copies the same data"
 
 
 def iterator_name(site) -> str:
@@ -98,7 +100,8 @@ class FrameworkIterator(Rule):
 
     def check(self, facts: ModuleFacts) -> Iterator[Finding]:
         for site in facts.iterator_uses:
-            guidance = GUIDANCE.get(plugin_name(site.name), "iterate the migrated pipeline")
+            guidance = FEED_GUIDANCE if site.name == FEED_NDARRAY else GUIDANCE.get(
+                plugin_name(site.name), "iterate the migrated pipeline")
             yield self.finding(site.node, f"{iterator_name(site)}: {guidance}")
         for site in facts.iterator_subclasses:
             yield self.finding(site.node, f"`{site.detail}` subclasses `{site.name.rsplit('.', 1)[-1]}`, which "

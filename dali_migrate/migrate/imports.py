@@ -135,7 +135,7 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
     if pending.ndd:
         body.insert(_first_code_index(body), ndd_import())
     if pending.numpy:
-        body.insert(_first_code_index(body), cst.parse_statement("import numpy as np\n"))
+        pending.added.append(_insert_before_guards(body, cst.parse_statement("import numpy as np\n")))
     for added in pending.added:
         _place_as_isort(body, added)
     if need_itertools and "itertools" not in bound:
@@ -204,17 +204,44 @@ def _plain_import(statement: cst.BaseStatement) -> str | None:
     return None
 
 
-def _fixed_import_lines(statements, used: set[str], pending: _Pending) -> list[cst.BaseStatement]:
+def _insert_before_guards(body: list[cst.BaseStatement], statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    """``import numpy as np`` where the DALI imports are guarded (``try:``): NumPy is no optional
+    dependency, so it goes after the module's imports above the guard, a section of its own
+    after standard-library ones, as isort places it."""
+    position = _first_code_index(body)
+    while position < len(body) and _imported_module(body[position]):  # up to the project's own (relative)
+        position += 1
+    above = _imported_module(body[position - 1]) if position > 0 else None
+    if above and above.split(".")[0] in sys.stdlib_module_names:
+        statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
+    body.insert(position, statement)
+    return statement
+
+
+def _imported_module(statement: cst.BaseStatement) -> str | None:
+    """The first module an import line names (``os`` for ``import os, sys``, "" for a relative
+    import); None: not an import."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if isinstance(small, IMPORT_FROM_TYPES):
+        return dotted_name(small.module) if small.module is not None and not small.relative else ""
+    if isinstance(small, IMPORT_TYPES):
+        return cst.Module([]).code_for_node(small.names[0].name)
+    return None
+
+
+def _fixed_import_lines(statements, used: set[str], pending: _Pending, guarded: bool = False) -> list[cst.BaseStatement]:
     body: list[cst.BaseStatement] = []
     for statement in statements:
         if _is_import_guard(statement):
-            inner = _fixed_import_lines(statement.body.body, used, pending)
+            inner = _fixed_import_lines(statement.body.body, used, pending, guarded=True)
             body.append(statement.with_changes(body=statement.body.with_changes(body=inner)) if inner else statement)
             continue
         if not _is_dali_import_line(statement):
             body.append(statement)
             continue
-        if pending.numpy:  # beside the DALI imports it serves
+        if pending.numpy and not guarded:  # beside the DALI imports it serves
             body.append(cst.parse_statement("import numpy as np\n").with_changes(leading_lines=statement.leading_lines))
             statement = statement.with_changes(leading_lines=[])
             pending.numpy = False

@@ -806,6 +806,11 @@ class _FactCollector(Visitor):
 
     def _note_escape(self, value: cst.BaseExpression, how: str) -> Site | None:
         name = dotted_name(value)
+        if isinstance(value, cst.Call) and self._is_run_call(value):  # ``show(pipe.run())``: the outputs tuple
+            site = Site(value, cst.Module([]).code_for_node(value), how, self._pipeline_key(value.func.value))
+            self.facts.escaping_outputs.append(site)
+            self.facts.tuple_escapes.add(id(value))
+            return site
         if name in self.facts.tensorlists or name in self.facts.output_tuples or self._is_tensorlist(value):
             origin = self.facts.output_origin.get(name) if name else None
             if origin is None and isinstance(value, cst.Subscript) and self._is_run_call(value.value):

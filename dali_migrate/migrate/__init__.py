@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..visitors import Transformer, walk
 
-from ..analysis import DaliCall, ModuleFacts
+from ..analysis import DaliCall, ModuleFacts, Site
 from ..imports import dotted_name
 from ..output_helpers import References
 from ..rules import Finding
@@ -518,11 +518,12 @@ def _escape_todos(facts: ModuleFacts, migrated: list[PipelinePlan],
     (``handled_helpers``: functions of other modules migrated to take them)."""
     pipe_vars = {var for plan in migrated for var in plan.pipe_vars}
     handled = {id(site) for call, _, site in facts.output_arguments if call.func.value in handled_helpers}
-    def what(name: str) -> str:
-        return ("holds ndd Batches now, not TensorLists" if name in facts.output_tuples_seen
+    def what(site: Site) -> str:
+        return ("holds ndd Batches now, not TensorLists"
+                if site.name in facts.output_tuples_seen or id(site.node) in facts.tuple_escapes
                 else "is an ndd Batch now, not a TensorList")
 
-    return [Todo("DM007", f"`{site.name}` {site.detail}: it {what(site.name)}; check that the code it goes "
+    return [Todo("DM007", f"`{site.name}` {site.detail}: it {what(site)}; check that the code it goes "
                           "to uses `.tensors[i]`, `ndd.as_tensor()`, `.torch()`", site.node)
             for site in facts.escaping_outputs if site.origin in pipe_vars and id(site) not in handled]
 

@@ -550,6 +550,10 @@ class _FactCollector(Visitor):
         if node.value is not None:
             self._record_binding(node.target, node.value)
 
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        """``if (out := pipe.run()) is not None:``: ``out`` holds the outputs as after ``out = ...``."""
+        self._record_binding(node.target, node.value)
+
     def visit_For(self, node: cst.For) -> None:
         self._bind_loop_target(node.target, node.iter)
         self._note_build_loop(node)

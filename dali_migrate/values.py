@@ -154,6 +154,16 @@ def _merge(a: Value | None, b: Value | None) -> Value | None:
     return Value(a.kind, a.origins | b.origins, a.items if a.items == b.items else None)
 
 
+def _merged_env(*envs: dict[str, Value]) -> dict[str, Value]:
+    """Names -> what each may hold after any of ``envs``."""
+    merged: dict[str, Value] = {}
+    for name in set().union(*envs):
+        value = _merged([env.get(name) for env in envs])
+        if value is not None:
+            merged[name] = value
+    return merged
+
+
 def _merged(values: list[Value | None]) -> Value | None:
     merged = values[0] if values else None
     for value in values[1:]:
@@ -340,6 +350,25 @@ class ValueModel(ast.NodeVisitor):
         for name in set(after_body) | set(self.env):
             self.env_merge(name, after_body.get(name))
 
+    def visit_Try(self, node: ast.Try) -> None:
+        """A handler may start anywhere in the body, so it sees what held before the body or after
+        it; past the statement a name may hold what any way through left in it."""
+        before = dict(self.env)
+        self._block(node.body)
+        after_body = self.env
+        self._block(node.orelse)
+        ways_through = [self.env]
+        for handler in node.handlers:
+            self.env = _merged_env(before, after_body)
+            if handler.name:
+                self.env.pop(handler.name, None)
+            self._block(handler.body)
+            ways_through.append(self.env)
+        self.env = _merged_env(*ways_through)
+        self._block(node.finalbody)
+
+    visit_TryStar = visit_Try
+
     def env_merge(self, name: str, other: Value | None) -> None:
         merged = _merge(self.env.get(name), other)
         if merged is not None:
@@ -459,6 +488,12 @@ class ValueModel(ast.NodeVisitor):
 
     def value_Constant(self, node: ast.Constant) -> Value:
         return Value(MIXED if node.value == "mixed" else OTHER)
+
+    def value_NamedExpr(self, node: ast.NamedExpr) -> Value | None:
+        """``(out := next(pipe))``: binds ``out`` and gives its value."""
+        value = self.value(node.value)
+        self.bind(node.target, value)
+        return value
 
     def value_Lambda(self, node: ast.Lambda) -> None:
         return None  # its body runs later, with arguments the model does not know

@@ -369,6 +369,35 @@ class ValueModel(ast.NodeVisitor):
 
     visit_TryStar = visit_Try
 
+    def visit_Match(self, node: ast.Match) -> None:
+        """Each ``case`` starts from what held before the ``match``; its captures are parts of the
+        subject (``case (images, labels):``), or the subject itself as far as the model knows."""
+        subject = self.value(node.subject)
+        before = dict(self.env)
+        ways_through = [before]
+        for case in node.cases:
+            self.env = dict(before)
+            self._bind_pattern(case.pattern, subject)
+            self.value(case.guard)
+            self._block(case.body)
+            ways_through.append(self.env)
+        self.env = _merged_env(*ways_through)
+
+    def _bind_pattern(self, pattern: ast.pattern, subject: Value | None) -> None:
+        if isinstance(pattern, ast.MatchSequence) and not any(isinstance(p, ast.MatchStar) for p in pattern.patterns):
+            for index, element in enumerate(pattern.patterns):
+                self._bind_pattern(element, self._item(subject, index))
+            return
+        if isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
+            if pattern.name is not None:
+                self.bind(ast.Name(pattern.name), subject)
+            return
+        held = Value(MAYBE, subject.origins) if subject is not None and _may_hold_data(subject) else None
+        for child in ast.walk(pattern):
+            for name in (getattr(child, "name", None), getattr(child, "rest", None)):
+                if isinstance(name, str):
+                    self.bind(ast.Name(name), held)
+
     def env_merge(self, name: str, other: Value | None) -> None:
         merged = _merge(self.env.get(name), other)
         if merged is not None:
@@ -570,6 +599,10 @@ class ValueModel(ast.NodeVisitor):
     def value_IfExp(self, node: ast.IfExp) -> Value | None:
         self.value(node.test)
         return _merge(self.value(node.body), self.value(node.orelse))
+
+    def value_BoolOp(self, node: ast.BoolOp) -> Value | None:
+        """``next(pipe) or None``: one of its operands."""
+        return _merged([self.value(operand) for operand in node.values])
 
     def value_BinOp(self, node: ast.BinOp) -> Value | None:
         left, right = self.value(node.left), self.value(node.right)

@@ -1,6 +1,6 @@
 """Outputs bound where control flow joins: by an assignment expression (`if (out := pipe.run())
-is not None:`) and in a `try:` whose handler rebinds the name (`except StopIteration: out =
-None`). The walrus form migrates (same program output); past the `try:` the name may hold the
+is not None:`), in a `try:` whose handler rebinds the name (`except StopIteration: out =
+None`), in the cases of a `match` and through `or`. The walrus form migrates (same program output); past the `try:` the name may hold the
 outputs still, so TensorList API on it is the audit's to judge (the pipeline was reported
 migrated with `out[1].at(0)` left on an ndd Batch, which crashed)."""
 
@@ -48,6 +48,8 @@ def test_outputs_bound_by_an_assignment_expression_migrate(tmp_path, body):
 @pytest.mark.parametrize("body", [
     "try:\n    out = pipe.run()\nexcept StopIteration:\n    out = None\nprint(np.array(out[1].at(0)))\n",
     "print([np.array((o := pipe.run())[1].at(0)) for _ in range(2)])\n",
+    "match pipe.run():\n    case (images, labels):\n        print(np.array(labels.at(0)))\n",
+    "out = pipe.run() or None\nprint(np.array(out[1].at(0)))\n",
 ])
 def test_outputs_the_migration_does_not_follow_there_keep_the_pipeline(body):
     result = migrate_source((HEAD + body).encode(), "joins.py", Config())
@@ -60,6 +62,10 @@ def test_outputs_the_migration_does_not_follow_there_keep_the_pipeline(body):
     "try:\n    pass\nexcept ValueError:\n    out = next(gen)\nprint(out[1].at(0))\n",
     "out = None\ntry:\n    out = next(gen)\nfinally:\n    print('done')\nprint(out[1].at(0))\n",
     "if (out := next(gen)) is not None:\n    print(out[1].at(0))\n",
+    "match next(gen):\n    case (images, labels):\n        print(labels.at(0))\n",
+    "match next(gen):\n    case [images, *rest]:\n        print(images.at(0))\n",
+    "match next(gen):\n    case None:\n        pass\n    case outputs:\n        print(outputs[1].at(0))\n",
+    "out = next(gen) or None\nprint(out[1].at(0))\n",
 ])
 def test_the_audit_sees_outputs_past_a_try_and_through_a_walrus(code):
     generator = "def graph():\n    while True:\n        yield ndd_batch(), ndd_batch()\n\n\ngen = graph()\n"

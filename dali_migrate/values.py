@@ -355,7 +355,7 @@ class ValueModel(ast.NodeVisitor):
         it; past the statement a name may hold what any way through left in it."""
         before = dict(self.env)
         self._block(node.body)
-        after_body = self.env
+        after_body = dict(self.env)  # the handlers do not see what ``else:`` binds
         self._block(node.orelse)
         ways_through = [self.env]
         for handler in node.handlers:

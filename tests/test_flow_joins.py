@@ -61,6 +61,7 @@ def test_outputs_the_migration_does_not_follow_there_keep_the_pipeline(body):
     "try:\n    out = next(gen)\nexcept StopIteration:\n    out = None\nprint(out[1].at(0))\n",
     "try:\n    pass\nexcept ValueError:\n    out = next(gen)\nprint(out[1].at(0))\n",
     "out = None\ntry:\n    out = next(gen)\nfinally:\n    print('done')\nprint(out[1].at(0))\n",
+    "try:\n    out = next(gen)\n    int('x')\nexcept ValueError:\n    print(out[1].at(0))\nelse:\n    out = None\n",
     "if (out := next(gen)) is not None:\n    print(out[1].at(0))\n",
     "match next(gen):\n    case (images, labels):\n        print(labels.at(0))\n",
     "match next(gen):\n    case [images, *rest]:\n        print(images.at(0))\n",

@@ -135,7 +135,7 @@ def fix_imports(module: cst.Module, need_ndd: bool, need_numpy: bool,
     if pending.ndd:
         body.insert(_first_code_index(body), ndd_import())
     if pending.numpy:
-        pending.added.append(_insert_before_guards(body, cst.parse_statement("import numpy as np\n")))
+        pending.added.append(_insert_after_leading_imports(body, cst.parse_statement("import numpy as np\n")))
     for added in pending.added:
         _place_as_isort(body, added)
     if need_itertools and "itertools" not in bound:
@@ -204,10 +204,12 @@ def _plain_import(statement: cst.BaseStatement) -> str | None:
     return None
 
 
-def _insert_before_guards(body: list[cst.BaseStatement], statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
-    """``import numpy as np`` where the DALI imports are guarded (``try:``): NumPy is no optional
-    dependency, so it goes after the module's imports above the guard, a section of its own
-    after standard-library ones, as isort places it."""
+def _insert_after_leading_imports(body: list[cst.BaseStatement],
+                                  statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    """``import numpy as np`` where no plain DALI import line took it: the DALI imports are
+    guarded (``try:``, and NumPy is no optional dependency) or not at the top level. It goes
+    after the module's leading imports, before relative ones, in a section of its own after
+    standard-library ones, as isort places it."""
     position = _first_code_index(body)
     while position < len(body) and _imported_module(body[position]):  # up to the project's own (relative)
         position += 1

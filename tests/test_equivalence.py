@@ -54,6 +54,7 @@ RUNNABLE = {
     "parameter_sources": {},
     "external_input_aliases": {},
     "torch_copies": {},
+    "flow_bindings": {},
     "math_functions": {},
     "trust_outputs": {},
     "pipeline_helpers": {"root": str(FIXTURES / "data" / "images")},

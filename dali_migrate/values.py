@@ -199,6 +199,7 @@ class ValueModel(ast.NodeVisitor):
         self.lambdas: dict[str, ast.Lambda] = {}  # ``as_numpy = lambda tl: ...``: read where it is called
         self.methods: set[str] = set()  # names of functions defined in class bodies (``self.x()``)
         self.attributes: dict[str, Value] = {}  # "self.x" and "module.x" bindings, by spelling
+        self.filled_globals: dict[str, Value] = {}  # module containers functions put outputs in
         self.problems: list[Problem] = []
         self.env: dict[str, Value] = {}
         # what module code binds its names to, anywhere in the module: a function reads a global
@@ -234,7 +235,7 @@ class ValueModel(ast.NodeVisitor):
 
     def _state(self):
         return ({n: (s.params, s.returns, s.yields) for n, s in self.functions.items()}, dict(self.attributes),
-                dict(self.module_globals))
+                dict(self.module_globals), dict(self.filled_globals))
 
     def _round(self, collect: bool) -> None:
         self.collecting = collect
@@ -273,7 +274,8 @@ class ValueModel(ast.NodeVisitor):
         local_names, global_names = self._own_names(node)
         for name in set(self.module_globals) - local_names:
             self.env_merge(name, self.module_globals[name])
-        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+        collectors = [a for a in (node.args.vararg, node.args.kwarg) if a is not None]
+        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, *collectors]:
             self.env.pop(arg.arg, None)
             value = defaults.get(arg.arg)
             if summary is not None and summary.node is node and arg.arg in summary.params:
@@ -463,7 +465,8 @@ class ValueModel(ast.NodeVisitor):
                 else:
                     self.bind(element, self._item(value, index))
         elif isinstance(target, ast.Subscript):
-            self.value(target.value)
+            self.value(target.slice)
+            self._filled(target.value, [value])
 
     def _item(self, value: Value | None, index: int) -> Value | None:
         if value is None:
@@ -530,6 +533,8 @@ class ValueModel(ast.NodeVisitor):
     def value_Name(self, node: ast.Name) -> Value | None:
         if node.id not in self.env and node.id in self.functions:
             return Value(FUNCTION, frozenset({node.id}))
+        if node.id in self.filled_globals and (not self.function_stack or self._is_global(node.id)):
+            return _merge(self.env.get(node.id), self.filled_globals[node.id])
         return self.env.get(node.id)
 
     def _attribute_key(self, node: ast.Attribute) -> str | None:
@@ -672,8 +677,8 @@ class ValueModel(ast.NodeVisitor):
         return value
 
     def _call_value(self, node: ast.Call) -> Value | None:
-        arguments = [self.value(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
-        keywords = {k.arg: self.value(k.value) for k in node.keywords}
+        arguments, keywords = self._arguments(node)
+        self._hand_data_to_callbacks(node, arguments, keywords)
         spelled = _dotted(node.func)
         if spelled in self.imported_generators and spelled.partition(".")[0] not in self.env:
             return Value(GENERATOR, frozenset({spelled}))
@@ -685,6 +690,8 @@ class ValueModel(ast.NodeVisitor):
                 return self._plain_call(node, node.func.attr, [None, *arguments], keywords)
             receiver = self.value(node.func.value)
             self._check_attribute(node.func, receiver)
+            if node.func.attr in FILLING_METHODS:
+                self._filled(node.func.value, [*arguments, *keywords.values()])
             if node.func.attr in NOT_DALI_METHODS:
                 return Value(OTHER)
             return self._method_call(node, receiver, node.func.attr)
@@ -692,6 +699,65 @@ class ValueModel(ast.NodeVisitor):
             return self._plain_call(node, node.func.id, arguments, keywords)
         self.value(node.func)
         return None
+
+    def _arguments(self, node: ast.Call) -> tuple[list, dict]:
+        """What a call passes, by position and by keyword. A literal ``*(a, b)`` or ``**{"k": v}``
+        is spread; what another spread may hold goes to the keyword ``None``, which reaches
+        every parameter (``show(*batches)``, ``show(**options)``)."""
+        arguments, keywords, spread = [], {}, []
+        for argument in node.args:
+            if isinstance(argument, ast.Starred) and isinstance(argument.value, (ast.Tuple, ast.List)):
+                arguments += [self.value(element) for element in argument.value.elts]
+            elif isinstance(argument, ast.Starred):
+                value = self.value(argument.value)
+                spread.append(_element(value) or value)
+            else:
+                arguments.append(self.value(argument))
+        for keyword in node.keywords:
+            entries = _literal_entries(keyword.value) if keyword.arg is None else None
+            if entries is not None:
+                keywords.update((key, self.value(value)) for key, value in entries)
+            elif keyword.arg is None:
+                spread.append(self.value(keyword.value))
+            else:
+                keywords[keyword.arg] = self.value(keyword.value)
+        unknown = _built_from(spread, {})
+        if unknown is not None:
+            keywords[None] = unknown
+        return arguments, keywords
+
+    def _hand_data_to_callbacks(self, node: ast.Call, arguments, keywords) -> None:
+        """``Thread(target=show, args=(labels,))``, ``executor.submit(show, labels)``: a module
+        function handed to a call the model does not read, with data, may be called with it."""
+        if isinstance(node.func, ast.Name) and node.func.id in self.functions and node.func.id not in self.env:
+            return  # read with its parameters bound (``_function_call``)
+        given = [*arguments, *keywords.values()]
+        callbacks = set().union(*(_functions_in(v) for v in given if v is not None))
+        data = _built_from([v for v in given if v is not None and v.kind != FUNCTION], {})
+        if data is None:
+            return
+        for name in sorted(callbacks & set(self.functions)):
+            self._pass_arguments(self.functions[name], [], {None: data})
+
+    def _filled(self, container: ast.expr, given) -> None:
+        """``history.append(outputs)``, ``cache[key] = batch``: the container may hold them now."""
+        held = _built_from(given, {})
+        if held is None:
+            return
+        before = self.value(container)
+        if before is not None:
+            held = Value(MAYBE, before.origins | held.origins)
+        if isinstance(container, ast.Attribute):
+            self.bind(container, held)
+        elif isinstance(container, ast.Name):
+            self.bind(container, held)
+            if self._is_global(container.id):  # filled by a function: module code may read it after a call
+                self.module_globals[container.id] = _merge(self.module_globals.get(container.id), held)
+                self.filled_globals[container.id] = _merge(self.filled_globals.get(container.id), held)
+
+    def _is_global(self, name: str) -> bool:
+        function = self.function_stack and self.functions.get(self.function_stack[-1])
+        return bool(function) and name not in self._own_names(function.node)[0]
 
     def _is_own_method(self, func: ast.Attribute) -> bool:
         return (isinstance(func.value, ast.Name) and func.value.id == "self" and func.attr in self.methods
@@ -772,9 +838,18 @@ class ValueModel(ast.NodeVisitor):
             self.attributes[spelled] = outputs_next
 
     def _pass_arguments(self, summary: FunctionSummary, arguments, keywords) -> None:
-        params = [a.arg for a in [*summary.node.args.posonlyargs, *summary.node.args.args]]
+        args = summary.node.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args]]
         given = list(zip(params, arguments))
         given += [(k, v) for k, v in keywords.items() if k is not None]
+        named = [*params, *(a.arg for a in args.kwonlyargs)]
+        unnamed = [v for k, v in keywords.items() if k is not None and k not in named]
+        for collector, held in ((args.vararg, arguments[len(params):]), (args.kwarg, unnamed)):
+            if collector is not None and (bundle := _built_from(held, {})) is not None:
+                given.append((collector.arg, bundle))  # ``def show(*batches)``: a tuple of them
+        if keywords.get(None) is not None:  # a spread the model cannot take apart: any parameter
+            collectors = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+            given += [(param, keywords[None]) for param in [*named, *collectors]]
         for param, value in given:
             if value is not None and value.kind != OTHER:  # another caller may pass a Batch
                 summary.params[param] = _merge(summary.params.get(param), value)
@@ -789,7 +864,7 @@ class ValueModel(ast.NodeVisitor):
                                      f"follow), which may be an ndd Batch: {NDD_SPELLING.get(method, 'see the dynamic-mode guide')}",
                             node, receiver)
                 return None
-            return receiver if method in ("get", "values", "items", "pop", "copy") else None
+            return receiver if method in ("get", "values", "items", "pop", "copy", "popleft", "get_nowait") else None
         if receiver.kind in (BATCH, TENSOR):
             if method in TENSORLIST_ONLY or (method in ("shape", "layout") and not node.args):
                 what = "Batch" if receiver.kind == BATCH else "Tensor"
@@ -850,6 +925,9 @@ class ValueModel(ast.NodeVisitor):
                                      "here it is a TypeError", keyword.value)
 
 
+# methods that put their arguments into the container they are called on
+FILLING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft",
+                             "extendleft", "put", "put_nowait"})
 TENSORLIST_ONLY = frozenset({"at", "as_array", "as_cpu", "as_tensor", "as_reshaped_tensor", "is_dense_tensor"})
 
 
@@ -955,6 +1033,22 @@ def _rest(value: Value | None, index: int, after: int) -> Value | None:
         rest = value.items[index: len(value.items) - after]
         return Value("tuple", value.origins, rest)
     return value if value.kind in (OUTPUTS, MAYBE) else None
+
+
+def _literal_entries(node: ast.expr) -> list[tuple[str, ast.expr]] | None:
+    """``{"batch": labels}`` spread as keywords: its string keys and values."""
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        return [(key.value, value) for key, value in zip(node.keys, node.values)]
+    return None
+
+
+def _functions_in(value: Value) -> set[str]:
+    """Module functions named in ``value`` (``target=show``, ``(show, labels)``)."""
+    found = set(value.origins) if value.kind == FUNCTION else set()
+    for item in value.items or ():
+        if item is not None:
+            found |= _functions_in(item)
+    return found
 
 
 def _holds_data(value: Value) -> bool:

@@ -1,0 +1,94 @@
+"""Outputs handed on in ways that bind no name: spread into a call (`show(**{"batch": labels})`,
+`show(*batches)`), put into a container (`history.append(pipe.run())`, `cache[key] = out`) or
+handed with a function to a call that runs it later (`Thread(target=show, args=(labels,))`).
+The migration follows none of them, and the audit did not either: each was reported migrated
+with `.at()` left on an ndd Batch, which crashed (in a thread, with exit code 0)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES
+from dali_migrate.audit import audit
+from dali_migrate.config import Config
+from dali_migrate.engine import migrate_source
+
+HEAD = f'''import numpy as np
+from nvidia.dali import fn, pipeline_def
+
+IMAGES = {str(FIXTURES / "data" / "images")!r}
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def images_pipeline(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    images = fn.resize(fn.decoders.image(jpegs), resize_x=8, resize_y=8)
+    return images, labels
+
+
+def show(batch):
+    print(np.array(batch.at(0)))
+
+
+pipe = images_pipeline(IMAGES)
+pipe.build()
+'''
+
+
+@pytest.mark.parametrize("body", [
+    "images, labels = pipe.run()\nshow(**{'batch': labels})\n",
+    "history = []\nhistory.append(pipe.run())\nprint(np.array(history[-1][1].at(0)))\n",
+    "cache = {}\ncache['last'] = pipe.run()\nprint(np.array(cache['last'][1].at(0)))\n",
+    "import threading\nimages, labels = pipe.run()\nworker = threading.Thread(target=show, args=(labels,))\n"
+    "worker.start()\nworker.join()\n",
+    "from concurrent.futures import ThreadPoolExecutor\nimages, labels = pipe.run()\n"
+    "with ThreadPoolExecutor(1) as pool:\n    pool.submit(show, labels).result()\n",
+    "import functools\nimages, labels = pipe.run()\nlater = functools.partial(show, labels)\nlater()\n",
+])
+def test_outputs_handed_on_without_a_name_keep_the_pipeline(body):
+    result = migrate_source((HEAD + body).encode(), "handed.py", Config())
+    [(name, reasons)] = result.pipelines
+    assert name == "images_pipeline" and any("`.at()`" in reason for reason in reasons), reasons
+
+
+GENERATOR = '''from nvidia.dali.experimental.dynamic import as_batch as ndd_batch
+
+
+def graph():
+    while True:
+        yield ndd_batch(), ndd_batch()
+
+
+gen = graph()
+'''
+
+
+@pytest.mark.parametrize("code", [
+    "def show(batch):\n    return batch.at(0)\nimages, labels = next(gen)\nshow(**{'batch': labels})\n",
+    "def show(*batches):\n    return [b.at(0) for b in batches]\nshow(*next(gen))\n",
+    "def show(*batches):\n    return [b.at(0) for b in batches]\nimages, labels = next(gen)\nshow(images, labels)\n",
+    "def show(**batches):\n    return batches['labels'].at(0)\nimages, labels = next(gen)\nshow(labels=labels)\n",
+    "def show(batch):\n    return batch.at(0)\noptions = {'batch': next(gen)[1]}\nshow(**options)\n",
+    "history = []\nhistory.append(next(gen))\nprint(history[0][1].at(0))\n",
+    "cache = {}\ncache['last'] = next(gen)\nprint(cache['last'][1].at(0))\n",
+    "import queue\nq = queue.Queue()\nq.put(next(gen)[1])\nprint(q.get().at(0))\n",
+    "history = []\ndef step():\n    history.append(next(gen))\nstep()\nprint(history[0][1].at(0))\n",
+    "def show(batch):\n    return batch.at(0)\nimport threading\nimages, labels = next(gen)\n"
+    "threading.Thread(target=show, args=(labels,)).start()\n",
+])
+def test_the_audit_follows_outputs_into_spreads_containers_and_callbacks(code):
+    source = (GENERATOR + code).encode()
+    problems = audit(source, "utf-8", source)  # its functions are as they were
+    assert len(problems) == 1 and "graph" in problems[0].origins, problems
+    assert "`.at()`" in problems[0].message
+
+
+@pytest.mark.parametrize("code", [
+    "import numpy as np\ndef show(batch):\n    return batch.at(0)\nshow(**{'batch': np.zeros(2)})\n",
+    "history = []\nhistory.append(1)\nprint(history[0].at(0))\n",
+    "def show(batch):\n    return batch.at(0)\nimport threading\nthreading.Thread(target=show, args=(3,)).start()\n",
+    "def show(batch):\n    return batch.tensors[0]\nimages, labels = next(gen)\nshow(**{'batch': labels})\n",
+])
+def test_what_holds_no_outputs_or_uses_them_right_is_not_reported(code):
+    source = (GENERATOR + code).encode()
+    assert audit(source, "utf-8", source) == []

@@ -207,6 +207,31 @@ class _Unpacking(Visitor):
         self.tuple_reads.add(id(source))
 
 
+    def visit_For(self, node: cst.For) -> None:
+        self._loop(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._loop(node.target, node.iter)
+
+    def _loop(self, target: cst.BaseAssignTargetExpression, iterated: cst.BaseExpression) -> None:
+        """``for output in out`` / ``for index, output in enumerate(out)``: one output each turn."""
+        counted = isinstance(iterated, cst.Call) and dotted_name(iterated.func) == "enumerate" \
+            and len(iterated.args) == 1 and not iterated.args[0].keyword and not iterated.args[0].star
+        source = iterated.args[0].value if counted else iterated
+        if not (isinstance(source, cst.Name) and source.value in self.tuple_params):
+            return
+        if counted and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            target = target.elements[1].value
+        elif counted:
+            target = None
+        if not isinstance(target, cst.Name):
+            self.other = True
+            return
+        self.derived.add(target.value)
+        self.target_ids.add(id(target))
+        self.tuple_reads.add(id(source))
+
+
 def _literal_index(subscript: cst.Subscript) -> bool:
     return (len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index)
             and isinstance(subscript.slice[0].slice.value, cst.Integer))

@@ -780,11 +780,8 @@ class ValueModel(ast.NodeVisitor):
             what = "Batch" if arguments[0].kind == BATCH else "Tensor"
             self.report("DM018", f"`hasattr(..., {node.args[1].value!r})` is always False on an ndd {what} "
                                  "(TensorList API of pipeline mode?)", node, arguments[0])
-        if name == "iter" and len(node.args) == 2 and isinstance(node.args[0], ast.Attribute) \
-                and node.args[0].attr == "__next__":
-            stream = self.value(node.args[0].value)  # ``iter(pipe.__next__, None)``: its batches, up to a mark
-            if stream is not None and stream.kind == GENERATOR:
-                return stream
+        if name == "iter" and len(node.args) == 2:
+            return self._called_until(node.args[0])
         if name in ("iter", "tuple", "list") and arguments and arguments[0] is not None:
             # a sequence keeps its elements; ``tuple(batch)`` is a tuple of sample Tensors
             return arguments[0] if name == "iter" or arguments[0].kind != BATCH else None
@@ -796,6 +793,22 @@ class ValueModel(ast.NodeVisitor):
         if self.functions.get(name) is None or name in self.env:
             return _built_from(arguments, keywords) if name not in NOT_DATA_BUILTINS else None
         return self._function_call(name, arguments, keywords)
+
+    def _called_until(self, function: ast.expr) -> Value | None:
+        """``iter(function, sentinel)``: what each call of ``function`` gives, until the sentinel."""
+        if isinstance(function, ast.Attribute) and function.attr == "__next__":
+            stream = self.value(function.value)  # ``iter(pipe.__next__, None)``: its batches, up to a mark
+            return stream if stream is not None and stream.kind == GENERATOR else None
+        if isinstance(function, ast.Lambda):
+            each = self._lambda_call(function, [], {})
+        elif isinstance(function, ast.Name) and function.id in self.functions and function.id not in self.env:
+            each = self._function_call(function.id, [], {})
+        else:
+            self.value(function)
+            return None
+        if each is not None and each.kind == OUTPUTS:
+            return Value(EPOCH, each.origins)  # ``next()`` of it, or a loop over it, gives outputs
+        return _built_from([each], {}) if each is not None else None
 
     def _lambda_call(self, function: ast.Lambda, arguments, keywords) -> Value | None:
         """The lambda's body, read with its parameters bound to what this call gives them."""

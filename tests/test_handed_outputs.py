@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, printed_by
 from dali_migrate.audit import audit
 from dali_migrate.config import Config
 from dali_migrate.engine import migrate_source
@@ -92,3 +92,40 @@ def test_the_audit_follows_outputs_into_spreads_containers_and_callbacks(code):
 def test_what_holds_no_outputs_or_uses_them_right_is_not_reported(code):
     source = (GENERATOR + code).encode()
     assert audit(source, "utf-8", source) == []
+
+
+@pytest.mark.parametrize("code", [
+    "stream = iter(lambda: next(gen), None)\nprint(next(stream)[1].at(0))\n",
+    "def grab():\n    return next(gen)\nfor outputs in iter(grab, None):\n    print(len(outputs[0]))\n",
+])
+def test_the_audit_follows_outputs_through_iter_of_a_function(code):
+    """``iter(lambda: pipe.run(), None)``: the migration rewrote the lambda, left a helper's
+    ``len(out)`` and reported the pipeline migrated; it crashed."""
+    source = (GENERATOR + code).encode()
+    problems = audit(source, "utf-8", source)
+    assert len(problems) == 1 and "graph" in problems[0].origins, problems
+
+
+def show_outputs_helper(loop: str) -> str:
+    return HEAD.replace("def show(batch):\n    print(np.array(batch.at(0)))\n",
+                        f"def show(step, outs):\n    {loop}\n"
+                        "        print(step, [np.array(out.at(i)).sum() for i in range(len(out))])\n")
+
+
+@pytest.mark.parametrize("loop", ["for out in outs:", "for index, out in enumerate(outs):"])
+def test_a_helper_looping_over_an_outputs_tuple_migrates(tmp_path, loop):
+    original = show_outputs_helper(loop) + "for step in range(3):\n    show(step, pipe.run())\n"
+    result = migrate_source(original.encode(), "loops.py", Config())
+    assert result.pipelines == [("images_pipeline", [])]
+    migrated = result.new_source.decode()
+    assert "out.tensors[i]" in migrated and "range(out.batch_size)" in migrated
+    printed = printed_by(tmp_path, original=original, migrated=migrated)
+    assert printed["migrated"] == printed["original"] != ""
+
+
+@pytest.mark.parametrize("loop", ["for out in outs:\n        remember(out)", "for out, again in zip(outs, outs):",
+                                  "for out in outs[:1]:"])
+def test_a_helper_using_its_loop_variable_otherwise_keeps_the_pipeline(loop):
+    original = "def remember(x):\n    pass\n" + show_outputs_helper(loop) + "show(0, pipe.run())\n"
+    [(name, reasons)] = migrate_source(original.encode(), "loops.py", Config()).pipelines
+    assert any("`len()`" in reason for reason in reasons), reasons

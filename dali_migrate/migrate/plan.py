@@ -1262,6 +1262,8 @@ class _StrayReferenceFinder(Visitor):
                     self.found.in_pairs.add(id(value.func))
         if isinstance(node, (*IMPORT_TYPES, *IMPORT_FROM_TYPES, cst.Global, cst.Nonlocal)):
             return False  # ``global pipe`` declares the name; it uses no value
+        if isinstance(node, cst.Del):  # ``del pipe`` frees a generator as it freed the pipeline
+            self.accounted |= {id(target) for target in _deleted(node.target)}
         if isinstance(node, cst.FunctionDef) and node.name.value in self.names:
             self.accounted.add(id(node.name))
         if isinstance(node, cst.Arg) and node.keyword is not None:  # ``show(pipe=...)`` names no variable
@@ -1289,6 +1291,12 @@ class _StrayReferenceFinder(Visitor):
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
+
+
+def _deleted(target: cst.BaseDelTargetExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [element.value for element in target.elements]
+    return [target]
 
 
 def _use_context(stack: list[cst.CSTNode]) -> str:

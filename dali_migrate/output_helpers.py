@@ -206,7 +206,6 @@ class _Unpacking(Visitor):
         self.target_ids |= {id(t) for t in targets}
         self.tuple_reads.add(id(source))
 
-
     def visit_For(self, node: cst.For) -> None:
         self._loop(node.target, node.iter)
 

@@ -741,13 +741,15 @@ class ValueModel(ast.NodeVisitor):
 
     def _filled(self, container: ast.expr, given) -> None:
         """``history.append(outputs)``, ``cache[key] = batch``: the container may hold them now."""
+        before = self.value(container)
         held = _built_from(given, {})
         if held is None:
             return
-        before = self.value(container)
         if before is not None:
             held = Value(MAYBE, before.origins | held.origins)
-        if isinstance(container, ast.Attribute):
+        if isinstance(container, ast.Subscript):  # ``cache[split][key] = batch``
+            self._filled(container.value, [held])
+        elif isinstance(container, ast.Attribute):
             self.bind(container, held)
         elif isinstance(container, ast.Name):
             self.bind(container, held)

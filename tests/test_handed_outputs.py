@@ -71,6 +71,7 @@ gen = graph()
     "def show(batch):\n    return batch.at(0)\noptions = {'batch': next(gen)[1]}\nshow(**options)\n",
     "history = []\nhistory.append(next(gen))\nprint(history[0][1].at(0))\n",
     "cache = {}\ncache['last'] = next(gen)\nprint(cache['last'][1].at(0))\n",
+    "cache = {'train': {}}\ncache['train']['last'] = next(gen)\nprint(cache['train']['last'][1].at(0))\n",
     "import queue\nq = queue.Queue()\nq.put(next(gen)[1])\nprint(q.get().at(0))\n",
     "history = []\ndef step():\n    history.append(next(gen))\nstep()\nprint(history[0][1].at(0))\n",
     "def show(batch):\n    return batch.at(0)\nimport threading\nimages, labels = next(gen)\n"

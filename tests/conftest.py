@@ -13,6 +13,34 @@ MIGRATE_FIXTURES = sorted([*(FIXTURES / "migrate").glob("*.input.py"), *(FIXTURE
 CHECK_FIXTURES = sorted((FIXTURES / "check").glob("*.py"))
 
 
+# a two-output pipeline over the bundled images, for tests that append a program body
+IMAGES_PIPELINE = f'''import numpy as np
+from nvidia.dali import fn, pipeline_def
+
+IMAGES = {str(FIXTURES / "data" / "images")!r}
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def images_pipeline(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    images = fn.resize(fn.decoders.image(jpegs), resize_x=8, resize_y=8)
+    return images, labels
+
+
+'''
+# migrated code as the audit reads it: a generator of two ndd Batches, ``gen``
+NDD_GENERATOR = '''from nvidia.dali.experimental.dynamic import as_batch as ndd_batch
+
+
+def graph():
+    while True:
+        yield ndd_batch(), ndd_batch()
+
+
+gen = graph()
+'''
+
+
 def fixture_stem(path: Path) -> str:
     return path.name[: path.name.index(".input.")]
 

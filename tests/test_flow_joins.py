@@ -8,25 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, printed_by
+from conftest import IMAGES_PIPELINE, NDD_GENERATOR, printed_by
 from dali_migrate.audit import audit
 from dali_migrate.config import Config
 from dali_migrate.engine import migrate_source
 
-HEAD = f'''import numpy as np
-from nvidia.dali import fn, pipeline_def
-
-IMAGES = {str(FIXTURES / "data" / "images")!r}
-
-
-@pipeline_def(batch_size=2, num_threads=1, device_id=None)
-def images_pipeline(root):
-    jpegs, labels = fn.readers.file(file_root=root)
-    images = fn.resize(fn.decoders.image(jpegs), resize_x=8, resize_y=8)
-    return images, labels
-
-
-pipe = images_pipeline(IMAGES)
+HEAD = IMAGES_PIPELINE + '''pipe = images_pipeline(IMAGES)
 pipe.build()
 '''
 
@@ -69,8 +56,7 @@ def test_outputs_the_migration_does_not_follow_there_keep_the_pipeline(body):
     "out = next(gen) or None\nprint(out[1].at(0))\n",
 ])
 def test_the_audit_sees_outputs_past_a_try_and_through_a_walrus(code):
-    generator = "def graph():\n    while True:\n        yield ndd_batch(), ndd_batch()\n\n\ngen = graph()\n"
-    migrated = ("from nvidia.dali.experimental.dynamic import as_batch as ndd_batch\n\n\n" + generator + code).encode()
+    migrated = (NDD_GENERATOR + code).encode()
     problems = audit(migrated, "utf-8", b"")
     assert [p.origins for p in problems] == [frozenset({"graph"})], problems
     assert "`.at()`" in problems[0].message

@@ -8,25 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, printed_by
+from conftest import IMAGES_PIPELINE, NDD_GENERATOR, printed_by
 from dali_migrate.audit import audit
 from dali_migrate.config import Config
 from dali_migrate.engine import migrate_source
 
-HEAD = f'''import numpy as np
-from nvidia.dali import fn, pipeline_def
-
-IMAGES = {str(FIXTURES / "data" / "images")!r}
-
-
-@pipeline_def(batch_size=2, num_threads=1, device_id=None)
-def images_pipeline(root):
-    jpegs, labels = fn.readers.file(file_root=root)
-    images = fn.resize(fn.decoders.image(jpegs), resize_x=8, resize_y=8)
-    return images, labels
-
-
-def show(batch):
+HEAD = IMAGES_PIPELINE + '''def show(batch):
     print(np.array(batch.at(0)))
 
 
@@ -51,18 +38,6 @@ def test_outputs_handed_on_without_a_name_keep_the_pipeline(body):
     assert name == "images_pipeline" and any("`.at()`" in reason for reason in reasons), reasons
 
 
-GENERATOR = '''from nvidia.dali.experimental.dynamic import as_batch as ndd_batch
-
-
-def graph():
-    while True:
-        yield ndd_batch(), ndd_batch()
-
-
-gen = graph()
-'''
-
-
 @pytest.mark.parametrize("code", [
     "def show(batch):\n    return batch.at(0)\nimages, labels = next(gen)\nshow(**{'batch': labels})\n",
     "def show(*batches):\n    return [b.at(0) for b in batches]\nshow(*next(gen))\n",
@@ -78,7 +53,7 @@ gen = graph()
     "threading.Thread(target=show, args=(labels,)).start()\n",
 ])
 def test_the_audit_follows_outputs_into_spreads_containers_and_callbacks(code):
-    source = (GENERATOR + code).encode()
+    source = (NDD_GENERATOR + code).encode()
     problems = audit(source, "utf-8", source)  # its functions are as they were
     assert len(problems) == 1 and "graph" in problems[0].origins, problems
     assert "`.at()`" in problems[0].message
@@ -91,7 +66,7 @@ def test_the_audit_follows_outputs_into_spreads_containers_and_callbacks(code):
     "def show(batch):\n    return batch.tensors[0]\nimages, labels = next(gen)\nshow(**{'batch': labels})\n",
 ])
 def test_what_holds_no_outputs_or_uses_them_right_is_not_reported(code):
-    source = (GENERATOR + code).encode()
+    source = (NDD_GENERATOR + code).encode()
     assert audit(source, "utf-8", source) == []
 
 
@@ -102,7 +77,7 @@ def test_what_holds_no_outputs_or_uses_them_right_is_not_reported(code):
 def test_the_audit_follows_outputs_through_iter_of_a_function(code):
     """``iter(lambda: pipe.run(), None)``: the migration rewrote the lambda, left a helper's
     ``len(out)`` and reported the pipeline migrated; it crashed."""
-    source = (GENERATOR + code).encode()
+    source = (NDD_GENERATOR + code).encode()
     problems = audit(source, "utf-8", source)
     assert len(problems) == 1 and "graph" in problems[0].origins, problems
 

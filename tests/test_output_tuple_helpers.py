@@ -1,6 +1,6 @@
 """A function handed a pipeline's whole `pipe.run()` tuple (`describe(pipe_out)`) that takes it
-apart (`images, labels = pipe_out`, `labels = pipe_out[1]`): its outputs' TensorList API is
-rewritten with the pipeline. Any other use of the tuple leaves the function alone, and the
+apart (`images, labels = pipe_out`, `labels = pipe_out[1]`, `for output in pipe_out`): its
+outputs' TensorList API is rewritten with the pipeline. Any other use of the tuple leaves the function alone, and the
 pipeline is not reported migrated with a function that would break (fixture
 `display_helpers`, same program output)."""
 
@@ -44,6 +44,9 @@ def migrate(body: str):
      "    images, labels = out\n    images = images.cpu()\n    print(np.array(images.tensors[0]), labels.batch_size)"),
     ("    labels = out[1]\n    for i in range(count):\n        print(labels.at(i))",
      "    labels = out[1]\n    for i in range(count):\n        print(np.asarray(labels.tensors[i]))"),
+    # a loop over the tuple gives one output each turn (tests/test_handed_outputs.py runs it)
+    ("    for output in out:\n        print(output.at(0))",
+     "    for output in out:\n        print(np.asarray(output.tensors[0]))"),
 ])
 def test_a_helper_taking_the_tuple_apart_is_migrated_with_the_pipeline(body, expected):
     result = migrate(body)
@@ -52,7 +55,7 @@ def test_a_helper_taking_the_tuple_apart_is_migrated_with_the_pipeline(body, exp
 
 
 @pytest.mark.parametrize("body", [
-    "    for output in out:\n        print(output.at(0))",
+    "    for output in out[:1]:\n        print(output.at(0))",
     "    print(len(out), out[0].at(0))",
     "    images, labels = out\n    labels = np.zeros(2)\n    print(images.at(0), labels[0])",
 ])

@@ -264,7 +264,7 @@ def paired_elements(target: cst.BaseExpression, value: cst.BaseExpression):
     return [(t.value, v.value) for t, v in zip(*sides)]
 
 
-def _zipped_parts(target: cst.BaseExpression, iterable: cst.BaseExpression):
+def zipped_parts(target: cst.BaseExpression, iterable: cst.BaseExpression):
     """``for i, out in enumerate(outputs)`` -> [(out, outputs)]; ``for a, b in zip(x, y)`` ->
     [(a, x), (b, y)]. None for any other loop (starred or keyword arguments included)."""
     if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
@@ -595,7 +595,7 @@ class _FactCollector(Visitor):
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """``for out in pipe.run()`` and ``for o in outputs`` bind single TensorLists; so do
         ``for i, out in enumerate(outputs)`` and ``for name, out in zip(names, outputs)``."""
-        parts = _zipped_parts(target, iterable)
+        parts = zipped_parts(target, iterable)
         if parts is not None:
             for part_target, part_iterable in parts:
                 self._bind_loop_target(part_target, part_iterable)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .analysis import (FEED_NDARRAY, HASATTR_ANSWERED_ALIKE, HASATTR_SPELLINGS, TENSOR_METHODS, TENSORLIST_METHODS,
-                       ModuleFacts, Site)
+                       ModuleFacts, Site, zipped_parts)
 from .imports import dotted_name
 from .visitors import Visitor, walk
 
@@ -214,15 +214,12 @@ class _Unpacking(Visitor):
 
     def _loop(self, target: cst.BaseAssignTargetExpression, iterated: cst.BaseExpression) -> None:
         """``for output in out`` / ``for index, output in enumerate(out)``: one output each turn."""
-        counted = isinstance(iterated, cst.Call) and dotted_name(iterated.func) == "enumerate" \
-            and len(iterated.args) == 1 and not iterated.args[0].keyword and not iterated.args[0].star
-        source = iterated.args[0].value if counted else iterated
+        counted = isinstance(iterated, cst.Call) and dotted_name(iterated.func) == "enumerate"
+        source = iterated.args[0].value if counted and iterated.args else iterated
         if not (isinstance(source, cst.Name) and source.value in self.tuple_params):
             return
-        if counted and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-            target = target.elements[1].value
-        elif counted:
-            target = None
+        parts = zipped_parts(target, iterated) if counted else [(target, source)]
+        target = parts[0][0] if parts else None
         if not isinstance(target, cst.Name):
             self.other = True
             return

@@ -531,11 +531,15 @@ class ValueModel(ast.NodeVisitor):
         return None  # its body runs later, with arguments the model does not know
 
     def value_Name(self, node: ast.Name) -> Value | None:
-        if node.id not in self.env and node.id in self.functions:
+        if self._module_function(node):
             return Value(FUNCTION, frozenset({node.id}))
-        if node.id in self.filled_globals and (not self.function_stack or self._is_global(node.id)):
+        if node.id in self.filled_globals and (not self.function_stack or self._not_local(node.id)):
             return _merge(self.env.get(node.id), self.filled_globals[node.id])
         return self.env.get(node.id)
+
+    def _module_function(self, node: ast.expr) -> bool:
+        """A name of a function the module defines, not rebound here: its summary is read."""
+        return isinstance(node, ast.Name) and node.id in self.functions and node.id not in self.env
 
     def _attribute_key(self, node: ast.Attribute) -> str | None:
         """How an attribute binding is known: ``self.pipe`` of one class is not ``self.pipe``
@@ -729,7 +733,7 @@ class ValueModel(ast.NodeVisitor):
     def _hand_data_to_callbacks(self, node: ast.Call, arguments, keywords) -> None:
         """``Thread(target=show, args=(labels,))``, ``executor.submit(show, labels)``: a module
         function handed to a call the model does not read, with data, may be called with it."""
-        if isinstance(node.func, ast.Name) and node.func.id in self.functions and node.func.id not in self.env:
+        if self._module_function(node.func):
             return  # read with its parameters bound (``_function_call``)
         given = [*arguments, *keywords.values()]
         callbacks = set().union(*(_functions_in(v) for v in given if v is not None))
@@ -753,11 +757,12 @@ class ValueModel(ast.NodeVisitor):
             self.bind(container, held)
         elif isinstance(container, ast.Name):
             self.bind(container, held)
-            if self._is_global(container.id):  # filled by a function: module code may read it after a call
+            if self._not_local(container.id):  # filled by a function: module code may read it after a call
                 self.module_globals[container.id] = _merge(self.module_globals.get(container.id), held)
                 self.filled_globals[container.id] = _merge(self.filled_globals.get(container.id), held)
 
-    def _is_global(self, name: str) -> bool:
+    def _not_local(self, name: str) -> bool:
+        """Inside a function, a name it does not bind: a global (or an enclosing function's)."""
         function = self.function_stack and self.functions.get(self.function_stack[-1])
         return bool(function) and name not in self._own_names(function.node)[0]
 
@@ -803,7 +808,7 @@ class ValueModel(ast.NodeVisitor):
             return stream if stream is not None and stream.kind == GENERATOR else None
         if isinstance(function, ast.Lambda):
             each = self._lambda_call(function, [], {})
-        elif isinstance(function, ast.Name) and function.id in self.functions and function.id not in self.env:
+        elif self._module_function(function):
             each = self._function_call(function.id, [], {})
         else:
             self.value(function)

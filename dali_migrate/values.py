@@ -197,6 +197,7 @@ class ValueModel(ast.NodeVisitor):
         self.imports = imports_of(tree)
         self.functions: dict[str, FunctionSummary] = {}
         self.lambdas: dict[str, ast.Lambda] = {}  # ``as_numpy = lambda tl: ...``: read where it is called
+        self.lambda_defaults: dict[int, dict[str, Value]] = {}  # id(lambda) -> its defaults' values
         self.methods: set[str] = set()  # names of functions defined in class bodies (``self.x()``)
         self.attributes: dict[str, Value] = {}  # "self.x" and "module.x" bindings, by spelling
         self.filled_globals: dict[str, Value] = {}  # module containers functions put outputs in
@@ -528,7 +529,11 @@ class ValueModel(ast.NodeVisitor):
         return value
 
     def value_Lambda(self, node: ast.Lambda) -> None:
-        return None  # its body runs later, with arguments the model does not know
+        # its body runs later, with arguments the model does not know; its defaults are
+        # computed here: ``lambda b=labels: b.at(0)`` holds outputs where it is called
+        defaults = {name: self.value(default) for name, default in _defaults(node.args).items()}
+        self.lambda_defaults[id(node)] = {name: value for name, value in defaults.items() if value is not None}
+        return None
 
     def value_Name(self, node: ast.Name) -> Value | None:
         if self._module_function(node):
@@ -820,7 +825,7 @@ class ValueModel(ast.NodeVisitor):
     def _lambda_call(self, function: ast.Lambda, arguments, keywords) -> Value | None:
         """The lambda's body, read with its parameters bound to what this call gives them."""
         outer = self.env
-        self.env = dict(outer)
+        self.env = {**outer, **self.lambda_defaults.get(id(function), {})}
         params = [a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]]
         for param, value in [*zip(params, arguments), *((k, v) for k, v in keywords.items() if k in params)]:
             if value is None:

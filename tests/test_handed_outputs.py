@@ -1,6 +1,7 @@
 """Outputs handed on in ways that bind no name: spread into a call (`show(**{"batch": labels})`,
 `show(*batches)`), put into a container (`history.append(pipe.run())`, `cache[key] = out`) or
-handed with a function to a call that runs it later (`Thread(target=show, args=(labels,))`).
+handed with a function to a call that runs it later (`Thread(target=show, args=(labels,))`),
+or made a lambda's default (`lambda batch=labels: ...`).
 The migration follows none of them, and the audit did not either: each was reported migrated
 with `.at()` left on an ndd Batch, which crashed (in a thread, with exit code 0)."""
 
@@ -31,6 +32,8 @@ pipe.build()
     "from concurrent.futures import ThreadPoolExecutor\nimages, labels = pipe.run()\n"
     "with ThreadPoolExecutor(1) as pool:\n    pool.submit(show, labels).result()\n",
     "import functools\nimages, labels = pipe.run()\nlater = functools.partial(show, labels)\nlater()\n",
+    # a lambda's default is computed where it is written
+    "images, labels = pipe.run()\nfirst = lambda batch=labels: np.array(batch.at(0))\nprint(first())\n",
 ])
 def test_outputs_handed_on_without_a_name_keep_the_pipeline(body):
     result = migrate_source((HEAD + body).encode(), "handed.py", Config())
@@ -51,6 +54,7 @@ def test_outputs_handed_on_without_a_name_keep_the_pipeline(body):
     "history = []\ndef step():\n    history.append(next(gen))\nstep()\nprint(history[0][1].at(0))\n",
     "def show(batch):\n    return batch.at(0)\nimport threading\nimages, labels = next(gen)\n"
     "threading.Thread(target=show, args=(labels,)).start()\n",
+    "images, labels = next(gen)\nfirst = lambda batch=labels: batch.at(0)\nprint(first())\n",
 ])
 def test_the_audit_follows_outputs_into_spreads_containers_and_callbacks(code):
     source = (NDD_GENERATOR + code).encode()

@@ -602,7 +602,8 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     fixed = [f for f in findings if id(f.node) in fixed_ids]
     todos = TodoInserter.for_unfixed(facts, plans, [f for f in findings if id(f.node) not in fixed_ids],
                                      graph_reasons or {}, [*_escape_todos(facts, migratable, handled_helpers),
-                                                           *_restore_todos(checkpoints)])
+                                                           *_restore_todos(checkpoints)],
+                                     module)
     own = [p for p in migratable if not p.imported]
     for plan in own:  # capture runs one source's epochs; a checkpoint registers the reader itself
         plan.capture = capture and len(plan.readers) == 1 and not plan.checkpointing

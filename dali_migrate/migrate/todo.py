@@ -9,6 +9,8 @@ import libcst as cst
 from ..analysis import FEED_NDARRAY, ModuleFacts, iterated_pipeline
 from ..rules import Finding
 from ..rules.dm010_framework_iterator import FrameworkIterator, iterator_name
+from ..imports import dotted_name
+from ..visitors import Visitor, walk
 from .places import node_ids
 from .plan import NOT_FOLLOWED, PipelinePlan
 
@@ -65,6 +67,88 @@ def _staying_uses(facts: ModuleFacts, plans: list[PipelinePlan]) -> dict[int, tu
     return uses
 
 
+def _kept_graph_code(module: cst.Module, facts: ModuleFacts,
+                     plans: list[PipelinePlan]) -> dict[int, tuple[None, str]]:
+    """id(node) -> (None, why it stays), for the code of graphs that stay in pipeline mode: a
+    kept legacy class (its other methods, its in-module pipeline base classes) or a blocked
+    ``@pipeline_def`` function, and the module functions that only such code calls. Their
+    ``fn.*`` calls are the kept pipeline's; advice to write ``ndd.*`` there would break it."""
+    owners: dict[int, set[str]] = {}  # id(node) -> the kept pipelines whose code it is
+    for name, roots in _kept_graph_roots(facts, plans).items():
+        for root in roots:
+            for node_id in node_ids(root):
+                owners.setdefault(node_id, set()).add(name)
+    for function, users in _functions_only_kept_code_calls(module, facts, owners).items():
+        for node_id in node_ids(function):
+            owners.setdefault(node_id, set()).update(users)
+    return {node_id: (None, _kept_by(names)) for node_id, names in owners.items()}
+
+
+def _kept_by(names: set[str]) -> str:
+    quoted = [f"`{name}`" for name in sorted(names)]
+    spelled = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+    return f"{spelled} {'is' if len(names) == 1 else 'are'} {KEPT}"
+
+
+def _kept_graph_roots(facts: ModuleFacts, plans: list[PipelinePlan]) -> dict[str, list[cst.CSTNode]]:
+    """Kept pipeline -> the statements that hold its graph code."""
+    roots: dict[str, list[cst.CSTNode]] = {p.graph.name: [p.function] for p in plans if not p.migratable}
+    classes = {id(c): c for found in facts.module_classes.values() for c in found}
+    for graph in facts.graphs:
+        if graph.kind != "define_graph":
+            continue
+        owner = next((c for c in classes.values() if any(s is graph.node for s in c.body.body)), None)
+        if owner is not None:
+            roots[owner.name.value] = [owner, *_pipeline_bases(owner, facts)]
+    return roots
+
+
+def _pipeline_bases(node: cst.ClassDef, facts: ModuleFacts) -> list[cst.ClassDef]:
+    """The pipeline classes of this module that ``node`` derives from, at any depth."""
+    found: list[cst.ClassDef] = []
+    pending = [node]
+    while pending:
+        for base in pending.pop().bases:
+            name = dotted_name(base.value)
+            for parent in facts.module_classes.get(name or "", []) if name in facts.pipeline_classes else []:
+                if all(parent is not seen for seen in found):
+                    found.append(parent)
+                    pending.append(parent)
+    return found
+
+
+def _functions_only_kept_code_calls(module: cst.Module, facts: ModuleFacts,
+                                    owners: dict[int, set[str]]) -> dict[cst.FunctionDef, set[str]]:
+    """Module functions read only inside kept graph code (``random_augmentation`` called from a
+    kept class's method) -> the kept pipelines that call them."""
+    candidates = {name: found[0] for name, found in facts.module_functions.items()
+                  if len(found) == 1 and id(found[0]) not in owners}
+    if not candidates:
+        return {}
+    users: dict[str, set[str]] = {}
+    elsewhere: set[str] = set()
+
+    not_references: set[int] = {id(function.name) for function in candidates.values()}
+
+    class References(Visitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            not_references.add(id(node.attr))  # ``fn.flip`` reads no function ``flip``
+
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.keyword is not None:
+                not_references.add(id(node.keyword))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in candidates and id(node) not in not_references:
+                if id(node) in owners:
+                    users.setdefault(node.value, set()).update(owners[id(node)])
+                else:
+                    elsewhere.add(node.value)
+
+    walk(module, References())
+    return {candidates[name]: kept for name, kept in users.items() if name not in elsewhere}
+
+
 def _staying(message: str, use: tuple[str | None, str] | None) -> str:
     if use is None:
         return message
@@ -99,8 +183,10 @@ class TodoInserter:
 
     @classmethod
     def for_unfixed(cls, facts: ModuleFacts, plans: list[PipelinePlan], unfixed: list[Finding],
-                    graph_reasons: dict[int, list], warnings: list[Todo]) -> "TodoInserter":
-        """``warnings``: TODOs on migrated code that a person should look at."""
+                    graph_reasons: dict[int, list], warnings: list[Todo],
+                    module: cst.Module | None = None) -> "TodoInserter":
+        """``warnings``: TODOs on migrated code that a person should look at. ``module``: where
+        the functions that only kept graphs call are found (their findings say they stay)."""
         todos: list[Todo] = list(warnings)
         hidden: set[int] = set()
         blocked = {id(p.function): p for p in plans if not p.migratable}
@@ -118,6 +204,8 @@ class TodoInserter:
                     Todo("DM002", "graph not migrated automatically: rewrite it as a generator of ndd calls", graph.node)]
         explained = {(t.code, id(t.node)) for t in todos}  # a blocker says more than the finding
         staying = _staying_uses(facts, plans)
+        if module is not None:
+            staying = {**_kept_graph_code(module, facts, plans), **staying}
         todos += [Todo(f.code, _staying(f.message, staying.get(id(f.node))), f.node) for f in unfixed
                   if id(f.node) not in hidden and (f.code, id(f.node)) not in explained]
         return cls(todos)

@@ -1,4 +1,5 @@
-"""The findings in the code of a pipeline that stays in pipeline mode say so: a kept legacy
+"""Kept pipelines: every helper that keeps one is named in one run, and the findings in the
+code of a pipeline that stays in pipeline mode say so: a kept legacy
 class's other methods and in-module base classes, and the module functions only such code
 calls. Their advice (`use ndd.reshape`) alone would have a person break the kept pipeline."""
 
@@ -72,3 +73,34 @@ def test_a_function_other_code_calls_too_keeps_its_plain_advice():
     todos = _todos(KEPT_CLASSES + '\n\nprint(noisy)\n')
     assert "it stays" not in todos["return images + fn.random.normal(images)"]
     assert "(it stays: `Train` is kept" in todos["return ops.readers.Numpy(files=files)"]
+
+
+TWO_HELPERS = '''from nvidia.dali import fn, pipeline_def
+
+
+def decode(jpegs):
+    jpegs, labels = fn.readers.file(file_root="images")  # a reader belongs to a graph
+    return fn.decoders.image(jpegs)
+
+
+def shrink(images):
+    return fn.resize(images, size=[8, 8])
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def fed():
+    return shrink(fn.external_source(name="jpegs"))
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def both(root):
+    jpegs, labels = fn.readers.file(file_root=root)
+    return shrink(decode(jpegs)), labels
+'''
+
+
+def test_every_helper_that_keeps_a_pipeline_is_named_in_one_run():
+    result = migrate_source(TWO_HELPERS.encode(), "helpers.py", Config())
+    reasons = dict(result.pipelines)["both"]
+    assert any(reason.startswith("`decode()` builds part of the graph") for reason in reasons), reasons
+    assert any(reason.startswith("`shrink()` builds part of the graph") for reason in reasons), reasons

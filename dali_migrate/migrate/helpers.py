@@ -335,10 +335,9 @@ def plan_helpers(plans: list, uses: HelperUses | None) -> dict[str, Helper]:
                 if reason is None and outside:
                     user = outside[0][-1].name.value if outside[0] else "module-level code"
                     reason = f"`{user}` uses it too, and stays in pipeline mode"
-                if reason is not None:
+                if reason is not None:  # every such helper is named: the person fixes them in one go
                     plan.block("DM015", plan.function, f"`{name}()` builds part of the graph with `fn`: {reason}")
                     blocked = True
-                    break
         if not blocked:
             return {name: uses.helpers[name] for name in usable}
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..analysis import FEED_NDARRAY, ModuleFacts, iterated_pipeline
+from ..imports import dotted_name
 from ..rules import Finding
 from ..rules.dm010_framework_iterator import FrameworkIterator, iterator_name
-from ..imports import dotted_name
 from ..visitors import Visitor, walk
 from .places import node_ids
 from .plan import NOT_FOLLOWED, PipelinePlan
@@ -78,6 +78,8 @@ def _kept_graph_code(module: cst.Module, facts: ModuleFacts,
         for root in roots:
             for node_id in node_ids(root):
                 owners.setdefault(node_id, set()).add(name)
+    if not owners:
+        return {}
     for function, users in _functions_only_kept_code_calls(module, facts, owners).items():
         for node_id in node_ids(function):
             owners.setdefault(node_id, set()).update(users)
@@ -92,7 +94,8 @@ def _kept_by(names: set[str]) -> str:
 
 def _kept_graph_roots(facts: ModuleFacts, plans: list[PipelinePlan]) -> dict[str, list[cst.CSTNode]]:
     """Kept pipeline -> the statements that hold its graph code."""
-    roots: dict[str, list[cst.CSTNode]] = {p.graph.name: [p.function] for p in plans if not p.migratable}
+    roots: dict[str, list[cst.CSTNode]] = {p.graph.name: [p.function] for p in plans
+                                           if not p.migratable and not p.imported}
     classes = {id(c): c for found in facts.module_classes.values() for c in found}
     for graph in facts.graphs:
         if graph.kind != "define_graph":
@@ -127,7 +130,6 @@ def _functions_only_kept_code_calls(module: cst.Module, facts: ModuleFacts,
         return {}
     users: dict[str, set[str]] = {}
     elsewhere: set[str] = set()
-
     not_references: set[int] = {id(function.name) for function in candidates.values()}
 
     class References(Visitor):

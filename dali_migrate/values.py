@@ -266,8 +266,7 @@ class ValueModel(ast.NodeVisitor):
     # -- statements -----------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         summary = self.functions.get(node.name)
-        # a default is computed where the function is defined: ``def last(out=out)`` holds outputs
-        defaults = {name: self.value(default) for name, default in _defaults(node.args).items()}
+        defaults = self._default_values(node.args)
         outer = self.env
         # a method does not see its class body's names: it starts from what the class began with
         in_class = self.class_outer[-1] if self.class_outer else None
@@ -529,11 +528,15 @@ class ValueModel(ast.NodeVisitor):
         return value
 
     def value_Lambda(self, node: ast.Lambda) -> None:
-        # its body runs later, with arguments the model does not know; its defaults are
-        # computed here: ``lambda b=labels: b.at(0)`` holds outputs where it is called
-        defaults = {name: self.value(default) for name, default in _defaults(node.args).items()}
-        self.lambda_defaults[id(node)] = {name: value for name, value in defaults.items() if value is not None}
+        # its body runs later, with arguments the model does not know; its defaults are read here
+        self.lambda_defaults[id(node)] = self._default_values(node.args)
         return None
+
+    def _default_values(self, args: ast.arguments) -> dict[str, Value]:
+        """Parameter -> what its default holds, where known. A default is computed where the
+        function or lambda is written: ``def last(out=out)``, ``lambda b=labels: ...``."""
+        values = {name: self.value(default) for name, default in _defaults(args).items()}
+        return {name: value for name, value in values.items() if value is not None}
 
     def value_Name(self, node: ast.Name) -> Value | None:
         if self._module_function(node):

@@ -9,7 +9,7 @@ from ..imports import dotted_name
 from ..visitors import Transformer, Visitor, walk
 
 __all__ = ["ScopeNames", "all_params", "all_names", "assigned_targets", "scope_names", "target_names",
-           "unique_name", "variable_names"]
+           "unique_name", "variable_name_nodes", "variable_names"]
 
 
 def all_names(node: cst.CSTNode) -> set[str]:
@@ -27,7 +27,12 @@ def all_names(node: cst.CSTNode) -> set[str]:
 def variable_names(node: cst.CSTNode) -> set[str]:
     """The identifiers in ``node`` that a new variable could clash with: all but keyword
     argument names (``f(source=...)``) and attribute names (``self.source``)."""
-    found: set[str] = set()
+    return {name.value for name in variable_name_nodes(node)}
+
+
+def variable_name_nodes(node: cst.CSTNode) -> list[cst.Name]:
+    """The ``Name`` nodes of ``variable_names``, in the order of the code."""
+    found: list[cst.Name] = []
     not_variables: set[int] = set()
 
     class Collector(Visitor):
@@ -40,7 +45,7 @@ def variable_names(node: cst.CSTNode) -> set[str]:
 
         def visit_Name(self, name: cst.Name) -> None:
             if id(name) not in not_variables:
-                found.add(name.value)
+                found.append(name)
 
     walk(node, Collector())
     return found

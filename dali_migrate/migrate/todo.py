@@ -10,7 +10,7 @@ from ..analysis import FEED_NDARRAY, ModuleFacts, iterated_pipeline
 from ..imports import dotted_name
 from ..rules import Finding
 from ..rules.dm010_framework_iterator import FrameworkIterator, iterator_name
-from ..visitors import Visitor, walk
+from .names import variable_name_nodes
 from .places import node_ids
 from .plan import NOT_FOLLOWED, PipelinePlan
 
@@ -130,24 +130,14 @@ def _functions_only_kept_code_calls(module: cst.Module, facts: ModuleFacts,
         return {}
     users: dict[str, set[str]] = {}
     elsewhere: set[str] = set()
-    not_references: set[int] = {id(function.name) for function in candidates.values()}
-
-    class References(Visitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            not_references.add(id(node.attr))  # ``fn.flip`` reads no function ``flip``
-
-        def visit_Arg(self, node: cst.Arg) -> None:
-            if node.keyword is not None:
-                not_references.add(id(node.keyword))
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in candidates and id(node) not in not_references:
-                if id(node) in owners:
-                    users.setdefault(node.value, set()).update(owners[id(node)])
-                else:
-                    elsewhere.add(node.value)
-
-    walk(module, References())
+    definitions = {id(function.name) for function in candidates.values()}
+    for name in variable_name_nodes(module):  # ``fn.flip`` and ``f(flip=...)`` read no function ``flip``
+        if name.value not in candidates or id(name) in definitions:
+            continue
+        if id(name) in owners:
+            users.setdefault(name.value, set()).update(owners[id(name)])
+        else:
+            elsewhere.add(name.value)
     return {candidates[name]: kept for name, kept in users.items() if name not in elsewhere}
 
 

@@ -113,6 +113,17 @@ class ModuleFacts:
     # element), and the loops by id
     build_loop_sites: list[Site] = field(default_factory=list)
     build_loops: dict[int, cst.For] = field(default_factory=dict)
+    # ``for p in (train_pipe, val_pipe): out = p.run()``, ``pipe = pipes["train"]``: keys of
+    # variables that hold one of several pipelines
+    picked_pipeline_vars: set[str] = field(default_factory=set)
+    picked_from: dict[str, set[str]] = field(default_factory=dict)  # such a variable -> what it reads
+    # ids of the names these loops, picks and lists or dicts read or bind (``len(pipes)`` too):
+    # uses the migration follows
+    pipeline_loop_reads: set[int] = field(default_factory=set)
+    # ``pipes = {"train": make(...), "val": make(...)}``, ``[make(shard_id=i) for i in ...]``:
+    # keys of names holding a list or dict of pipelines, read by subscripts and loops
+    pipeline_containers: dict[str, type] = field(default_factory=dict)  # key -> list or dict
+    pipeline_loops: dict[int, str] = field(default_factory=dict)  # id(loop) -> the variable it binds
     # ``pipe.max_batch_size`` outside graphs: the settings a pipeline was made with (detail: the attribute)
     pipeline_attribute_reads: list[Site] = field(default_factory=list)
     pipeline_factory_calls: list[cst.Call] = field(default_factory=list)
@@ -165,8 +176,11 @@ class ModuleFacts:
         return {spelled(key) for key in self.pipeline_vars}
 
     def graphs_of(self, var: str, seen: frozenset[str] = frozenset()) -> set[str]:
-        """The pipelines a variable may hold: its factories, looked through helper functions."""
+        """The pipelines a variable may hold: its factories, looked through helper functions and
+        through the list, dict or loop it takes one of several from."""
         graphs: set[str] = set()
+        for source in self.picked_from.get(var, set()) - seen:  # ``for p in pipes``: what ``pipes`` holds
+            graphs |= self.graphs_of(source, seen | {var})
         for factory in self.pipeline_var_factories.get(var, ()):
             helper_var = self.pipeline_helpers.get(factory)
             if helper_var is None:
@@ -280,6 +294,24 @@ def zipped_parts(target: cst.BaseExpression, iterable: cst.BaseExpression):
     if name == "zip" and len(arguments) == len(targets):
         return list(zip(targets, arguments))
     return None
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _container_elements_of(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The elements a list or dict display or comprehension is made of; empty for any other
+    value (tuples, sets and generators included)."""
+    if isinstance(value, cst.ListComp):
+        return [value.elt]
+    if isinstance(value, cst.DictComp):
+        return [value.value]
+    if isinstance(value, cst.List) and value.elements:
+        return [e.value if isinstance(e, cst.Element) else None for e in value.elements]
+    if isinstance(value, cst.Dict) and value.elements:
+        return [e.value if isinstance(e, cst.DictElement) else None for e in value.elements]
+    return []
 
 
 def _is_slice(subscript: cst.Subscript) -> bool:
@@ -555,23 +587,106 @@ class _FactCollector(Visitor):
         self._record_binding(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> None:
-        self._bind_loop_target(node.target, node.iter)
-        self._note_build_loop(node)
+        if is_pipeline_target(node.iter) and self._container_key(node.iter, whole=True, kinds=(dict,)):
+            self.facts.pipeline_loop_reads.add(id(node.iter))  # ``for split in pipes:``: its keys
+        elif not self._note_build_loop(node):
+            self._bind_loop_target(node.target, node.iter)
+            self._note_pipeline_loop(node)
 
-    def _note_build_loop(self, loop: cst.For) -> None:
+    def _note_pipeline_loop(self, loop: cst.For) -> None:
+        """A loop that binds a pipeline variable (``for split, pipe in pipes.items()``) goes
+        where its body only built them."""
+        targets = [loop.target] if isinstance(loop.target, cst.Name) else [
+            e.value for e in getattr(loop.target, "elements", ())]
+        keys = [self.facts.pipeline_refs.get(id(target)) for target in targets]
+        bound = [key for key in keys if key in self.facts.picked_pipeline_vars]
+        if bound:
+            self.facts.pipeline_loops[id(loop)] = bound[0]
+
+    def _note_build_loop(self, loop: cst.For) -> bool:
         """``for p in (train_pipe, val_pipe): p.build()``: a loop over pipeline variables whose
-        body only builds them."""
+        body only builds them. True where it is one."""
         if not isinstance(loop.iter, (cst.Tuple, cst.List)) or not isinstance(loop.target, cst.Name):
-            return
+            return False
         if loop.orelse is not None or not _only_builds(loop):
-            return
-        elements = [e.value if isinstance(e, cst.Element) else None for e in loop.iter.elements]
-        keys = [self._pipeline_key(e) if e is not None and is_pipeline_target(e) else None for e in elements]
-        if not elements or None in keys:
-            return
+            return False
+        keys = self._iterated_pipeline_keys(loop.iter)
+        if not keys:
+            return False
         self.facts.build_loops[id(loop)] = loop
-        self.facts.build_loop_sites += [Site(element, dotted_name(element), "build", key)
-                                        for element, key in zip(elements, keys)]
+        self.facts.build_loop_sites += [Site(e.value, dotted_name(e.value), "build", key)
+                                        for e, key in zip(loop.iter.elements, keys)]
+        return True
+
+    def _iterated_pipeline_keys(self, iterable: cst.BaseExpression) -> list[str]:
+        """The pipeline variables of ``(train_pipe, val_pipe)``, a tuple or list of nothing
+        else; empty for any other value."""
+        if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements:
+            return []
+        elements = [e.value if isinstance(e, cst.Element) else None for e in iterable.elements]
+        keys = [self._pipeline_key(e) if e is not None and is_pipeline_target(e) else None for e in elements]
+        return [] if None in keys else keys
+
+    def _bind_pipeline_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
+        """``for p in (train_pipe, val_pipe):``, ``for p in pipes.values():``, ``for split, p in
+        pipes.items():``: ``p`` holds each pipeline in turn, a pipeline variable of their
+        factories. True where the loop is one."""
+        if _is_method_call(iterable, "items") and not iterable.args and isinstance(target, cst.Tuple) and len(
+                target.elements) == 2 and not isinstance(target.elements[1], cst.StarredElement):
+            key = self._container_key(iterable.func.value, whole=True, kinds=(dict,))
+            target = target.elements[1].value
+            keys = [] if key is None else [key]
+        elif isinstance(iterable, (cst.Tuple, cst.List)):
+            keys = self._iterated_pipeline_keys(iterable)
+        else:
+            key = self._container_key(iterable, whole=True)
+            keys = [] if key is None else [key]
+        if not keys or not isinstance(target, cst.Name):
+            return False
+        reads = [e.value for e in iterable.elements] if isinstance(iterable, (cst.Tuple, cst.List)) else [iterable]
+        self._bind_pipeline_from(target, keys, reads)
+        return True
+
+    def _bind_pipeline_from(self, target: cst.BaseExpression, keys: list[str], reads: list[cst.CSTNode]) -> None:
+        """``target`` holds one of the pipelines of these variables, read by ``reads``."""
+        key = self.pipelines.bind(dotted_name(target))
+        self.facts.pipeline_vars.add(key)
+        self.facts.picked_pipeline_vars.add(key)
+        self.facts.pipeline_refs[id(target)] = key
+        self.facts.pipeline_var_factories.setdefault(key, set())
+        self.facts.picked_from.setdefault(key, set()).update(keys)  # a global may be bound below
+        self.facts.pipeline_loop_reads |= {id(target), *(id(node) for node in reads)}
+
+    def _bind_pipeline_container(self, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """``pipes = [make(shard_id=i) for i in range(n)]``, ``{"train": make(...), ...}``: a
+        list or dict of pipelines, each made by a call bound to no statement of its own."""
+        calls = _container_elements_of(value)
+        if not calls or not all(isinstance(c, cst.Call) and self.is_pipeline_factory(c) for c in calls):
+            return False
+        key = self.pipelines.bind(dotted_name(target))
+        self.facts.pipeline_vars.add(key)
+        self.facts.pipeline_containers[key] = dict if isinstance(value, (cst.Dict, cst.DictComp)) else list
+        self.facts.pipeline_refs[id(target)] = key
+        self.facts.pipeline_loop_reads.add(id(target))
+        for call in calls:
+            self.facts.pipeline_factory_calls.append(call)
+            self.facts.pipeline_binding_targets.append(call)
+            self.facts.pipeline_var_factories.setdefault(key, set()).add(self._factory_name(call))
+        return True
+
+    def _container_key(self, node: cst.BaseExpression, whole: bool = False,
+                       kinds: tuple[type, ...] = (list,)) -> str | None:
+        """The list or dict of pipelines ``pipes[i]`` picks from (``whole``: that ``pipes`` is,
+        a list of them, or ``pipes.values()``; ``kinds``: of the first), or None."""
+        if whole and _is_method_call(node, "values") and not node.args:
+            node, kinds = node.func.value, (dict,)
+        elif not whole:
+            if not (isinstance(node, cst.Subscript) and len(node.slice) == 1
+                    and isinstance(node.slice[0].slice, cst.Index)):
+                return None
+            node, kinds = node.value, (list, dict)
+        key = self._pipeline_key(node) if is_pipeline_target(node) else None
+        return key if self.facts.pipeline_containers.get(key) in kinds else None
 
     def _bind_comprehension(self, node: cst.BaseComp) -> None:
         self.pipelines.enter_comprehension(node)
@@ -599,6 +714,8 @@ class _FactCollector(Visitor):
         if parts is not None:
             for part_target, part_iterable in parts:
                 self._bind_loop_target(part_target, part_iterable)
+        elif self._bind_pipeline_loop_target(target, iterable):
+            pass
         elif self._is_run_call(iterable):
             self._bind_outputs(target, iterable, unpacked=True)
         elif dotted_name(iterable) in self.facts.output_tuples:
@@ -643,7 +760,13 @@ class _FactCollector(Visitor):
             return any([self._record_binding(name, element) for name, element in pairs])
         names = _assigned_names(target)
         outputs = True
-        if isinstance(value, cst.Call) and self.is_pipeline_factory(value):
+        if len(names) == 1 and is_pipeline_target(target) and self._bind_pipeline_container(target, value):
+            outputs = False
+        elif len(names) == 1 and is_pipeline_target(target) and (picked := self._container_key(value)):
+            # ``pipe = pipes["train"]``: one of them, whichever
+            self._bind_pipeline_from(target, [picked], reads=[value])
+            outputs = False
+        elif isinstance(value, cst.Call) and self.is_pipeline_factory(value):
             keys = [self.pipelines.bind(name) for name in names]
             self.facts.pipeline_vars.update(keys)
             self.facts.pipeline_factory_calls.append(value)
@@ -710,6 +833,10 @@ class _FactCollector(Visitor):
         )
 
     def _pipeline_key(self, node: cst.BaseExpression) -> str | None:
+        """The pipeline variable ``node`` reads: ``pipe``, ``self.pipe``, or ``pipes[split]``
+        (the list or dict of pipelines it picks from)."""
+        if isinstance(node, cst.Subscript):
+            return self._container_key(node)
         return self.pipelines.key(node)
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -741,10 +868,14 @@ class _FactCollector(Visitor):
             return
         if self.graph is not None and node.func.attr.value == "shape" and self.is_datanode_expr(node.func.value):
             self.facts.datanode_shapes.append(Site(node, dotted_name(node.func.value) or "DataNode"))
-        receiver = dotted_name(node.func.value)
+        receiver = dotted_name(node.func.value) or _code(node.func.value)
         method = node.func.attr.value
         key = self._pipeline_key(node.func.value)
-        if key is not None:
+        if key in self.facts.pipeline_containers and method == "keys" and not node.args:
+            self.facts.pipeline_loop_reads.add(id(node))  # the dict's keys: no pipeline
+        elif key in self.facts.pipeline_containers and method in ("values", "items") and not node.args:
+            pass  # a loop over them binds a pipeline variable; anything else reads ``pipes`` as a value
+        elif key is not None:
             self.facts.pipeline_method_calls.append(Site(node, receiver, method, key))
         elif isinstance(node.func.value, cst.Call) and self.is_pipeline_factory(node.func.value):
             # ``train_pipe(...).serialize()``: a method of a pipeline never bound to a name
@@ -777,6 +908,8 @@ class _FactCollector(Visitor):
         """``return pipe`` in a plain function makes that function a pipeline factory; returning
         an output hands a Batch to the caller."""
         returned = self._pipeline_key(node.value) if node.value is not None else None
+        if returned in self.facts.pipeline_containers:  # ``return pipes``: not followed to the caller
+            returned = None
         if self.graph is None and self.function_stack and returned is not None:
             self.facts.pipeline_helpers[self._helper_name()] = returned
             self.facts.pipeline_returns.append(node.value)
@@ -830,7 +963,9 @@ class _FactCollector(Visitor):
 
     def _check_len(self, node: cst.Call) -> None:
         if dotted_name(node.func) == "len" and len(node.args) == 1:
-            if self._is_tensorlist(node.args[0].value):
+            if self._container_key(node.args[0].value, whole=True, kinds=(list, dict)):  # as many generators
+                self.facts.pipeline_loop_reads.add(id(node.args[0].value))
+            elif self._is_tensorlist(node.args[0].value):
                 self._tensorlist_use(node, node.args[0].value, "len")
         elif (dotted_name(node.func) == "hasattr" and len(node.args) == 2 and not any(a.star for a in node.args)
               and isinstance(node.args[1].value, cst.SimpleString) and self._is_tensorlist(node.args[0].value)
@@ -977,8 +1112,9 @@ def _collected(module: cst.Module, optable: OpTable | None, imports: ImportTable
         parameter_keys = _bind_pipeline_parameters(facts, pipeline_parameters)
         _bind_factory_parameters(facts, factory_parameters)
         collector = _FactCollector(facts, parameter_keys, lambda: class_families(module_class_bases(module)))
-        factories, variables = module_pipeline_names(module, facts.imports, imported_pipelines)
-        collector.pipelines.declare_module_names(variables)
+        factories, variables, containers = module_pipeline_names(module, facts.imports, imported_pipelines)
+        collector.pipelines.declare_module_names(variables | set(containers))
+        facts.pipeline_containers.update(containers)
         collector.factory_names = factories
         for index, statement in enumerate(module.body):
             collector.statement_index = index
@@ -998,6 +1134,7 @@ class _ModuleBindings(Visitor):
         self.imports = imports
         self.factories = factories
         self.names: set[str] = set()
+        self.containers: dict[str, type] = {}  # ``PIPES = [make(...) for ...]``: name -> list or dict
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -1013,14 +1150,18 @@ class _ModuleBindings(Visitor):
         if isinstance(value, cst.Call) and (self.imports.resolve(value.func) == PIPELINE_CLASS
                                             or dotted_name(value.func) in self.factories):
             self.names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        made = _container_elements_of(value)
+        if made and all(isinstance(c, cst.Call) and dotted_name(c.func) in self.factories for c in made):
+            kind = dict if isinstance(value, (cst.Dict, cst.DictComp)) else list
+            self.containers.update((t.target.value, kind) for t in node.targets if isinstance(t.target, cst.Name))
 
 
 def module_pipeline_names(module: cst.Module, imports: ImportTable,
-                          imported_pipelines: frozenset[str]) -> tuple[set[str], set[str]]:
-    """The module's pipeline functions and classes, and the names its own code binds to a
-    pipeline, known before any function body is read: a function reads a global when it runs,
-    so ``pipe.run()`` in a function defined above ``if __name__ == "__main__": pipe =
-    train_pipe()`` reads that pipeline."""
+                          imported_pipelines: frozenset[str]) -> tuple[set[str], set[str], dict[str, type]]:
+    """The module's pipeline functions and classes, the names its own code binds to a
+    pipeline, and those it binds to a list or dict of them, known before any function body is
+    read: a function reads a global when it runs, so ``pipe.run()`` in a function defined above
+    ``if __name__ == "__main__": pipe = train_pipe()`` reads that pipeline."""
     factories = set(imported_pipelines)
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef) and pipeline_def_decorator(statement, imports) is not None:
@@ -1030,7 +1171,7 @@ def module_pipeline_names(module: cst.Module, imports: ImportTable,
             factories.add(statement.name.value)
     bindings = _ModuleBindings(imports, factories)
     walk(module, bindings)
-    return factories, bindings.names
+    return factories, bindings.names, bindings.containers
 
 
 def _bind_factory_parameters(facts: ModuleFacts, parameters: list) -> None:

@@ -23,6 +23,10 @@ PLUGINS = "nvidia.dali.plugin."  # framework iterators, which take Pipeline obje
 PIPELINE_ONLY = ("nvidia.dali.fn.", "nvidia.dali.ops.", "nvidia.dali.auto_aug", "nvidia.dali.math.", PLUGINS)
 GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANODE = (
     "generator", "outputs", "batch", "tensor", "reader", "epoch", "context", "other", "mixed", "datanode")
+# ``[make(shard_id=i) for i in ...]``, ``{"train": make(...), ...}``: migrated pipelines kept
+# in a list or dict; a subscript picks one, a loop over the list (or the dict's ``values()``)
+# gives each in turn
+GENERATOR_LIST, GENERATOR_DICT = "list of generators", "dict of generators"
 # a module function named, not called (``speedtest(simple_pipeline, 8)``): origins are its names
 FUNCTION = "function"
 # a migrated pipeline called with ``yield_reader_meta=True``: its first ``next()`` gives the
@@ -179,6 +183,7 @@ def _element(value: Value | None) -> Value | None:
         known = [item for item in value.items if item is not None]
         return known[0] if known else None
     return {GENERATOR: Value(OUTPUTS, value.origins), OUTPUTS: Value(BATCH, value.origins),
+            GENERATOR_LIST: Value(GENERATOR, value.origins),
             BATCH: Value(TENSOR, value.origins), EPOCH: Value(OUTPUTS, value.origins),
             MAYBE: value}.get(value.kind)
 
@@ -481,7 +486,11 @@ class ValueModel(ast.NodeVisitor):
             return Value("tuple", frozenset(), (None, self._iterated(node.args[0])))
         if isinstance(node, ast.Call) and _dotted(node.func) == "zip":
             return Value("tuple", frozenset(), tuple(self._iterated(a) for a in node.args))
-        return _element(self.value(node))
+        value = self.value(node)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "items"
+                and value is not None and value.kind == GENERATOR_DICT):  # ``for split, pipe in pipes.items()``
+            return Value("tuple", value.origins, (None, Value(GENERATOR, value.origins)))
+        return _element(value)
 
     # -- expressions ----------------------------------------------------------------------
     def value(self, node: ast.expr | None) -> Value | None:
@@ -513,6 +522,8 @@ class ValueModel(ast.NodeVisitor):
         element = parts[0] if isinstance(node, (ast.ListComp, ast.GeneratorExp)) else None
         if element is not None and element.kind == BATCH:
             return Value(OUTPUTS, element.origins)
+        if isinstance(node, (ast.ListComp, ast.DictComp)) and parts[-1] is not None and parts[-1].kind == GENERATOR:
+            return Value(GENERATOR_LIST if isinstance(node, ast.ListComp) else GENERATOR_DICT, parts[-1].origins)
         held = [part for part in parts if part is not None and _may_hold_data(part)]
         return Value(MAYBE, frozenset().union(*(part.origins for part in held))) if held else None
 
@@ -609,6 +620,9 @@ class ValueModel(ast.NodeVisitor):
         followed, so the whole may hold ndd Batches."""
         entries = [*node.keys, *node.values] if isinstance(node, ast.Dict) else node.elts
         parts = [self.value(entry) for entry in entries if entry is not None]
+        held = parts[len(node.keys):] if isinstance(node, ast.Dict) and None not in node.keys else []
+        if held and all(part is not None and part.kind == GENERATOR for part in held):
+            return Value(GENERATOR_DICT, frozenset().union(*(part.origins for part in held)))
         return _built_from(parts, {})
 
     value_Set = value_Dict
@@ -666,8 +680,10 @@ class ValueModel(ast.NodeVisitor):
         owner = self.value(node.value)
         if owner is None:
             return None
-        if owner.kind == MAYBE:
+        if owner.kind == MAYBE or (owner.kind == GENERATOR_LIST and isinstance(node.slice, ast.Slice)):
             return owner
+        if owner.kind in (GENERATOR_LIST, GENERATOR_DICT):
+            return Value(GENERATOR, owner.origins)
         if owner.kind == BATCH:
             self.report("DM018", "`[...]` on an ndd Batch (a TypeError): `.tensors[i]` picks samples, "
                                  "`.slice[...]` indexes inside each sample", node, owner)
@@ -906,6 +922,10 @@ class ValueModel(ast.NodeVisitor):
             return None
         if receiver.kind == READER and method == "next_epoch":
             return Value(EPOCH, receiver.origins)
+        if receiver.kind == GENERATOR_DICT and method == "values" and not node.args:
+            return Value(GENERATOR_LIST, receiver.origins)
+        if receiver.kind == GENERATOR_DICT and method == "items" and not node.args:
+            return receiver  # ``_iterated`` gives its pairs
         return None
 
     def _library_call(self, node: ast.Call, qualname: str, arguments, keywords) -> Value | None:
@@ -1038,7 +1058,7 @@ def _own_names(function: ast.FunctionDef) -> tuple[set[str], set[str]]:
 
 def _holds_generator(value: Value) -> bool:
     """A migrated pipeline, or a list of them (``DALIGenericIterator([pipe], ...)``)."""
-    if value.kind in (GENERATOR, META_FIRST):
+    if value.kind in (GENERATOR, META_FIRST, GENERATOR_LIST, GENERATOR_DICT):
         return True
     return value.items is not None and any(item is not None and _holds_generator(item) for item in value.items)
 

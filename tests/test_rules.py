@@ -90,7 +90,7 @@ def test_rule_codes_are_unique():
 @pytest.mark.parametrize("use, flagged", [
     ("results = [pipe.run() for pipe in jobs]", False),  # the comprehension's own `pipe`
     ("runner = lambda pipe: pipe.run()", False),  # the lambda's own `pipe`
-    ("results = [p.run() for p in [pipe]]", False),  # `p` is not followed, `pipe` is only read
+    ("results = [p.run() for p in [pipe]]", True),  # `p` takes the pipeline from the list
     ("results = [pipe.run() for pipe in [pipe]]", True),  # the first iterable reads the outer `pipe`
     ("runner = lambda pipe=pipe: pipe.run()", True),  # a default is read outside the lambda
     ("runner = lambda job: pipe.run()", True),  # the module's pipeline, read inside a lambda

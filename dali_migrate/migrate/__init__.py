@@ -52,11 +52,14 @@ __all__ = ["MigrationResult", "migrate_module", "TODO_PREFIX"]
 
 
 def _drives_only(loop: cst.For, call_sites) -> bool:
-    """A loop over ``range(...)`` of names and numbers whose body is only removed calls."""
+    """A loop over ``range(...)`` of names and numbers, or over migrated pipelines (``for pipe in
+    pipes.values(): pipe.build()``), whose body is only removed calls."""
     body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
     counted = (isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range"
-               and all(isinstance(a.value, (cst.Name, cst.Integer, cst.Attribute)) for a in loop.iter.args))
-    return (counted and loop.orelse is None and isinstance(loop.target, cst.Name) and bool(body)
+               and all(isinstance(a.value, (cst.Name, cst.Integer, cst.Attribute)) for a in loop.iter.args)
+               and isinstance(loop.target, cst.Name))
+    counted = counted or id(loop) in call_sites.pipeline_loops
+    return (counted and loop.orelse is None and bool(body)
             and all(isinstance(s, cst.SimpleStatementLine) and call_sites.is_removed_statement(s) for s in body))
 
 

@@ -75,6 +75,7 @@ class CallSiteRewrites:
     # ``for p in (train_pipe, val_pipe): p.build()``: id(loop) -> ids of the pipelines it still
     # builds (those that stay); a loop left with none goes
     build_loops: dict[int, set[int]] = field(default_factory=dict)
+    pipeline_loops: set[int] = field(default_factory=set)  # ids of loops over migrated pipelines
     factory_dropped_args: dict[int, set[str]] = field(default_factory=dict)
     output_uses: dict[int, str] = field(default_factory=dict)
     fixed_ids: set[int] = field(default_factory=set)
@@ -286,6 +287,7 @@ def plan_call_sites(facts: ModuleFacts, plans: list[PipelinePlan], ndd_alias: st
             rewrites.run_calls.add(id(site.node))
         rewrites.fixed_ids.add(id(site.node))
     _plan_build_loops(facts, pipe_vars, rewrites)
+    rewrites.pipeline_loops = {loop for loop, key in facts.pipeline_loops.items() if key in pipe_vars}
     rewrites.sample_shapes = facts.sample_shapes
     for site in facts.tensorlist_uses:
         if site.origin in pipe_vars:

@@ -1054,7 +1054,12 @@ def _check_call_sites(plan: PipelinePlan, facts: ModuleFacts, strays: dict[str, 
         else:
             context = getattr(strays, "context", {}).get(id(node))
             where = f" in `{context}`" if context else ""
-            plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value{where}; migrate that use by hand")
+            if facts.key_of(node) in facts.pipeline_containers:
+                plan.block("DM003", node, f"`{dotted_name(node)}`, a list or dict of pipelines, is used as a value{where}, "
+                                          f"{NOT_FOLLOWED}: read its pipelines in the function that makes it (a "
+                                          "subscript, a loop, `len`), or make each one there")
+            else:
+                plan.block("DM003", node, f"`{dotted_name(node)}` is used as a value{where}; migrate that use by hand")
 
 
 GRAPH_CONSUMERS = {"tf": "TensorFlow", "mxnet": "MXNet", "paddle": "PaddlePaddle"}
@@ -1346,6 +1351,7 @@ def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, l
     accounted |= {id(name) for name in facts.pipeline_parameters}
     accounted |= {id(site.node.func.value) for site in facts.pipeline_method_calls}
     accounted |= {id(site.node) for site in facts.build_loop_sites}  # callsites.py removes them
+    accounted |= facts.pipeline_loop_reads
     accounted |= {id(site.node.value) for site in facts.pipeline_attribute_reads}  # pipeline_settings.py
     accounted |= {id(graph.decorator) for graph in facts.graphs if graph.decorator is not None}
     accounted |= {id(returned) for returned in facts.pipeline_returns}

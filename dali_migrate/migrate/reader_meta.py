@@ -209,6 +209,18 @@ class _Substitute(Substitution):
         return updated_node
 
 
+def _one_of_several(var: str, plan, facts: ModuleFacts, handed_to_a_loader: bool) -> str:
+    """Why the metadata or iterator of a pipeline picked from a list, dict or loop is not
+    planned: it is looked up after the statement that makes the pipeline."""
+    if handed_to_a_loader and var in facts.pipeline_containers:
+        return (f"the iterator is given `{spelled(var)}`, a list of pipelines (one per GPU), and gives a batch of "
+                "each per step; the migrated loader takes one pipeline: make one loader for each and step them "
+                "together with `zip`")
+    return (f"`{spelled(var)}` holds one of several pipelines (kept in a list or dict, or taken in a "
+            "loop), and its reader's metadata is read where a pipeline is made: make the pipeline it reads "
+            f"with an assignment of its own (`pipe = {plan.graph.name}(...)`)")
+
+
 def _graph_locals(function: cst.FunctionDef) -> set[str]:
     return scope_names(list(function.body.body)).bound
 
@@ -226,6 +238,8 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         sites = meta_sites(facts, [var])
         settings = setting_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
+        if (var in facts.picked_pipeline_vars or var in facts.pipeline_containers) and (sites or settings or loader_sites):
+            raise NotMigratable(_one_of_several(var, plan, facts, handed_to_a_loader=bool(loader_sites)))
         if var in facts.parameter_pipelines and (sites or settings or loader_sites):
             _taken_by_the_callee(plan, facts.parameter_pipelines[var], sites, settings, loader_sites, loaders,
                                  places, facts, factory_statements, rewrites)

@@ -13,7 +13,7 @@ import libcst as cst
 
 from .visitors import Visitor, walk
 
-from .imports import ImportTable, dotted_name, import_table
+from .imports import ImportTable, code_of, dotted_name, import_table
 from .optable import OPS_PREFIX, Op, OpTable, load_op_table
 from .pipeline_scopes import PipelineScopes, module_class_bases, spelled
 from .values import class_families
@@ -113,10 +113,9 @@ class ModuleFacts:
     # element), and the loops by id
     build_loop_sites: list[Site] = field(default_factory=list)
     build_loops: dict[int, cst.For] = field(default_factory=dict)
-    # ``for p in (train_pipe, val_pipe): out = p.run()``, ``pipe = pipes["train"]``: keys of
-    # variables that hold one of several pipelines
-    picked_pipeline_vars: set[str] = field(default_factory=set)
-    picked_from: dict[str, set[str]] = field(default_factory=dict)  # such a variable -> what it reads
+    # ``for p in (train_pipe, val_pipe): out = p.run()``, ``pipe = pipes["train"]``: variables
+    # that hold one of several pipelines -> the variables they take them from
+    picked_from: dict[str, set[str]] = field(default_factory=dict)
     # ids of the names these loops, picks and lists or dicts read or bind (``len(pipes)`` too):
     # uses the migration follows
     pipeline_loop_reads: set[int] = field(default_factory=set)
@@ -296,22 +295,29 @@ def zipped_parts(target: cst.BaseExpression, iterable: cst.BaseExpression):
     return None
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
-def _container_elements_of(value: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The elements a list or dict display or comprehension is made of; empty for any other
-    value (tuples, sets and generators included)."""
-    if isinstance(value, cst.ListComp):
-        return [value.elt]
-    if isinstance(value, cst.DictComp):
-        return [value.value]
-    if isinstance(value, cst.List) and value.elements:
-        return [e.value if isinstance(e, cst.Element) else None for e in value.elements]
-    if isinstance(value, cst.Dict) and value.elements:
-        return [e.value if isinstance(e, cst.DictElement) else None for e in value.elements]
+def container_elements(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The elements a list, tuple, set or dict display or comprehension is made of (a dict's
+    values); empty for any other node."""
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return [node.elt]
+    if isinstance(node, cst.DictComp):
+        return [node.value]
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [element.value for element in node.elements]
+    if isinstance(node, cst.Dict):
+        return [element.value for element in node.elements if isinstance(element, cst.DictElement)]
     return []
+
+
+def _list_or_dict(value: cst.BaseExpression) -> type | None:
+    """``list`` or ``dict`` for a display or comprehension of one with no starred part, which a
+    list or dict of pipelines may be; None for anything else."""
+    if isinstance(value, (cst.List, cst.Dict)) and any(
+            isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in value.elements):
+        return None
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return list
+    return dict if isinstance(value, (cst.Dict, cst.DictComp)) else None
 
 
 def _is_slice(subscript: cst.Subscript) -> bool:
@@ -599,7 +605,7 @@ class _FactCollector(Visitor):
         targets = [loop.target] if isinstance(loop.target, cst.Name) else [
             e.value for e in getattr(loop.target, "elements", ())]
         keys = [self.facts.pipeline_refs.get(id(target)) for target in targets]
-        bound = [key for key in keys if key in self.facts.picked_pipeline_vars]
+        bound = [key for key in keys if key in self.facts.picked_from]
         if bound:
             self.facts.pipeline_loops[id(loop)] = bound[0]
 
@@ -651,7 +657,6 @@ class _FactCollector(Visitor):
         """``target`` holds one of the pipelines of these variables, read by ``reads``."""
         key = self.pipelines.bind(dotted_name(target))
         self.facts.pipeline_vars.add(key)
-        self.facts.picked_pipeline_vars.add(key)
         self.facts.pipeline_refs[id(target)] = key
         self.facts.pipeline_var_factories.setdefault(key, set())
         self.facts.picked_from.setdefault(key, set()).update(keys)  # a global may be bound below
@@ -660,12 +665,12 @@ class _FactCollector(Visitor):
     def _bind_pipeline_container(self, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
         """``pipes = [make(shard_id=i) for i in range(n)]``, ``{"train": make(...), ...}``: a
         list or dict of pipelines, each made by a call bound to no statement of its own."""
-        calls = _container_elements_of(value)
-        if not calls or not all(isinstance(c, cst.Call) and self.is_pipeline_factory(c) for c in calls):
+        kind, calls = _list_or_dict(value), container_elements(value)
+        if kind is None or not calls or not all(isinstance(c, cst.Call) and self.is_pipeline_factory(c) for c in calls):
             return False
         key = self.pipelines.bind(dotted_name(target))
         self.facts.pipeline_vars.add(key)
-        self.facts.pipeline_containers[key] = dict if isinstance(value, (cst.Dict, cst.DictComp)) else list
+        self.facts.pipeline_containers[key] = kind
         self.facts.pipeline_refs[id(target)] = key
         self.facts.pipeline_loop_reads.add(id(target))
         for call in calls:
@@ -868,7 +873,7 @@ class _FactCollector(Visitor):
             return
         if self.graph is not None and node.func.attr.value == "shape" and self.is_datanode_expr(node.func.value):
             self.facts.datanode_shapes.append(Site(node, dotted_name(node.func.value) or "DataNode"))
-        receiver = dotted_name(node.func.value) or _code(node.func.value)
+        receiver = dotted_name(node.func.value) or code_of(node.func.value)
         method = node.func.attr.value
         key = self._pipeline_key(node.func.value)
         if key in self.facts.pipeline_containers and method == "keys" and not node.args:
@@ -1150,9 +1155,8 @@ class _ModuleBindings(Visitor):
         if isinstance(value, cst.Call) and (self.imports.resolve(value.func) == PIPELINE_CLASS
                                             or dotted_name(value.func) in self.factories):
             self.names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-        made = _container_elements_of(value)
-        if made and all(isinstance(c, cst.Call) and dotted_name(c.func) in self.factories for c in made):
-            kind = dict if isinstance(value, (cst.Dict, cst.DictComp)) else list
+        kind, made = _list_or_dict(value), container_elements(value)
+        if kind and made and all(isinstance(c, cst.Call) and dotted_name(c.func) in self.factories for c in made):
             self.containers.update((t.target.value, kind) for t in node.targets if isinstance(t.target, cst.Name))
 
 

@@ -44,6 +44,11 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def code_of(node: cst.CSTNode) -> str:
+    """``node`` as source code."""
+    return cst.Module([]).code_for_node(node)
+
+
 @dataclass
 class ImportTable:
     """Local names bound by DALI imports, with the qualified name each one stands for."""

@@ -27,6 +27,7 @@ GENERATOR, OUTPUTS, BATCH, TENSOR, READER, EPOCH, CONTEXT, OTHER, MIXED, DATANOD
 # in a list or dict; a subscript picks one, a loop over the list (or the dict's ``values()``)
 # gives each in turn
 GENERATOR_LIST, GENERATOR_DICT = "list of generators", "dict of generators"
+GENERATOR_ITEMS = "items of a dict of generators"  # ``pipes.items()``: (key, generator) pairs
 # a module function named, not called (``speedtest(simple_pipeline, 8)``): origins are its names
 FUNCTION = "function"
 # a migrated pipeline called with ``yield_reader_meta=True``: its first ``next()`` gives the
@@ -184,6 +185,7 @@ def _element(value: Value | None) -> Value | None:
         return known[0] if known else None
     return {GENERATOR: Value(OUTPUTS, value.origins), OUTPUTS: Value(BATCH, value.origins),
             GENERATOR_LIST: Value(GENERATOR, value.origins),
+            GENERATOR_ITEMS: Value("tuple", value.origins, (None, Value(GENERATOR, value.origins))),
             BATCH: Value(TENSOR, value.origins), EPOCH: Value(OUTPUTS, value.origins),
             MAYBE: value}.get(value.kind)
 
@@ -486,11 +488,7 @@ class ValueModel(ast.NodeVisitor):
             return Value("tuple", frozenset(), (None, self._iterated(node.args[0])))
         if isinstance(node, ast.Call) and _dotted(node.func) == "zip":
             return Value("tuple", frozenset(), tuple(self._iterated(a) for a in node.args))
-        value = self.value(node)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "items"
-                and value is not None and value.kind == GENERATOR_DICT):  # ``for split, pipe in pipes.items()``
-            return Value("tuple", value.origins, (None, Value(GENERATOR, value.origins)))
-        return _element(value)
+        return _element(self.value(node))
 
     # -- expressions ----------------------------------------------------------------------
     def value(self, node: ast.expr | None) -> Value | None:
@@ -925,7 +923,7 @@ class ValueModel(ast.NodeVisitor):
         if receiver.kind == GENERATOR_DICT and method == "values" and not node.args:
             return Value(GENERATOR_LIST, receiver.origins)
         if receiver.kind == GENERATOR_DICT and method == "items" and not node.args:
-            return receiver  # ``_iterated`` gives its pairs
+            return Value(GENERATOR_ITEMS, receiver.origins)
         return None
 
     def _library_call(self, node: ast.Call, qualname: str, arguments, keywords) -> Value | None:
@@ -1058,7 +1056,7 @@ def _own_names(function: ast.FunctionDef) -> tuple[set[str], set[str]]:
 
 def _holds_generator(value: Value) -> bool:
     """A migrated pipeline, or a list of them (``DALIGenericIterator([pipe], ...)``)."""
-    if value.kind in (GENERATOR, META_FIRST, GENERATOR_LIST, GENERATOR_DICT):
+    if value.kind in (GENERATOR, META_FIRST, GENERATOR_LIST, GENERATOR_DICT, GENERATOR_ITEMS):
         return True
     return value.items is not None and any(item is not None and _holds_generator(item) for item in value.items)
 

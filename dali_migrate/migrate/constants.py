@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..imports import ImportTable
+from ..imports import ImportTable, code_of
 from .ops import keyword_arg, ndd_expr
 from .plan import NUMPY_DTYPES
 
@@ -67,7 +67,7 @@ def constant_batch(call: cst.Call, imports: ImportTable) -> ConstantBatch:
     if shape is not None:
         dims = _shape(shape)
         if len(values) != 1 and len(values) != math.prod(dims):
-            raise NotConvertible(f"{len(values)} values do not fill `shape={_code(shape)}`")
+            raise NotConvertible(f"{len(values)} values do not fill `shape={code_of(shape)}`")
         if len(dims) == 1 and dims[0] == len(values) > 1:
             shape = None  # the data is that 1-D tensor already
     for keyword in ("layout", "device"):
@@ -100,7 +100,7 @@ def batch_call(constant: ConstantBatch, ndd_alias: str, numpy_alias: str, batch_
 def _numbers(data: cst.BaseExpression) -> list[int | float]:
     """The values of data written as numbers, or as arithmetic on numbers (``1.0 / 255``:
     Python computes it in both modes, before DALI converts it)."""
-    tree = ast.parse(_code(data).strip(), mode="eval").body
+    tree = ast.parse(code_of(data).strip(), mode="eval").body
     items = tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else [tree]
     values = [_arithmetic(item) for item in items]
     if not values or None in values:
@@ -149,7 +149,7 @@ def _check_exact(values: list[int | float], numpy_type: str) -> None:
 
 def _shape(shape: cst.BaseExpression) -> list[int]:
     try:
-        dims = ast.literal_eval(_code(shape))
+        dims = ast.literal_eval(code_of(shape))
     except (ValueError, SyntaxError):
         dims = None
     if not isinstance(dims, (list, tuple)) or not all(isinstance(d, int) and d >= 0 for d in dims):
@@ -167,7 +167,3 @@ def _as_list(data: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(data, cst.Tuple):
         return cst.List([e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in data.elements])
     return data
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)

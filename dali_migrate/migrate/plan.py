@@ -14,8 +14,8 @@ import libcst as cst
 from ..scopes import function_locals, name_assignment
 from ..visitors import Visitor, walk
 
-from ..analysis import (DaliCall, Graph, ModuleFacts, is_pipeline_target, iterated_pipeline, iterator_decorator,
-                        paired_elements)
+from ..analysis import (DaliCall, Graph, ModuleFacts, container_elements, is_pipeline_target, iterated_pipeline,
+                        iterator_decorator, paired_elements)
 from ..pipeline_scopes import spelled
 from ..imports import IMPORT_FROM_TYPES, IMPORT_TYPES, dotted_name
 from ..rules.dm004_mixed_device import mixed_device_strings
@@ -1258,7 +1258,7 @@ class _StrayReferenceFinder(Visitor):
             return False
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in self.names:
             self.found.called[id(node.func)] = node
-        for element in _container_elements(node):  # ``[make(shard_id=i) for i in range(n)]``
+        for element in container_elements(node):  # ``[make(shard_id=i) for i in range(n)]``
             if isinstance(element, cst.Call):
                 self.found.in_containers.add(id(element.func))
         if isinstance(node, cst.Assign) and len(node.targets) == 1:  # ``train, val = make(0), make(1)``
@@ -1329,18 +1329,6 @@ class Strays(dict):
         self.in_iterators: dict[int, str] = {}  # id(name) -> the iterator it is made in
         self.context: dict[int, str] = {}  # id(name) -> the code it is used in (_use_context)
         self.called: dict[int, cst.Call] = {}  # id(name) of the names called (``f(...)`` anywhere) -> the call
-
-
-def _container_elements(node: cst.CSTNode) -> list[cst.BaseExpression]:
-    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-        return [node.elt]
-    if isinstance(node, cst.DictComp):
-        return [node.value]
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        return [element.value for element in node.elements]
-    if isinstance(node, cst.Dict):
-        return [element.value for element in node.elements if isinstance(element, cst.DictElement)]
-    return []
 
 
 def find_stray_references(module: cst.Module, facts: ModuleFacts) -> dict[str, list[cst.CSTNode]]:

@@ -27,7 +27,7 @@ import libcst as cst
 
 
 from ..analysis import RUN_METHODS, ModuleFacts, Site, iterated_pipeline
-from ..imports import dotted_name
+from ..imports import code_of, dotted_name
 from .names import scope_names
 from .ops import bracket_moved, keyword_values, reader_constructor, realigned
 from ..analysis import is_pipeline_target
@@ -238,7 +238,7 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         sites = meta_sites(facts, [var])
         settings = setting_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
-        if (var in facts.picked_pipeline_vars or var in facts.pipeline_containers) and (sites or settings or loader_sites):
+        if (var in facts.picked_from or var in facts.pipeline_containers) and (sites or settings or loader_sites):
             raise NotMigratable(_one_of_several(var, plan, facts, handed_to_a_loader=bool(loader_sites)))
         if var in facts.parameter_pipelines and (sites or settings or loader_sites):
             _taken_by_the_callee(plan, facts.parameter_pipelines[var], sites, settings, loader_sites, loaders,
@@ -618,18 +618,14 @@ def _difference(first: cst.BaseExpression, second: cst.BaseExpression) -> str:
     if isinstance(first, cst.Call) and isinstance(second, cst.Call) and len(first.args) == len(second.args):
         for one, other in zip(first.args, second.args):
             if not one.deep_equals(other):
-                return f"`{_code(one.value)}` and `{_code(other.value)}`" + (
+                return f"`{code_of(one.value)}` and `{code_of(other.value)}`" + (
                     f" for `{one.keyword.value}=`" if one.keyword is not None else "")
     return f"`{_short(first)}` and `{_short(second)}`"
 
 
 def _short(node: cst.CSTNode) -> str:
-    code = " ".join(_code(node).split())
+    code = " ".join(code_of(node).split())
     return code if len(code) <= 60 else code[:57] + "..."
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def _ids(node: cst.CSTNode) -> set[int]:

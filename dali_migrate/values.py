@@ -969,6 +969,10 @@ class ValueModel(ast.NodeVisitor):
             if keyword.arg == "batch_size" and ".readers." in qualname:
                 self.report("DM023", "`batch_size=` goes to `reader.next_epoch(batch_size=...)`; "
                                      "here it is a TypeError", keyword.value)
+            if keyword.arg == "seed" and qualname.rpartition(".")[2][:1].islower():
+                # an ndd operator function: only readers (and ``ndd.random.RNG``), classes, take one
+                self.report("DM016", "`seed=` is a TypeError on an ndd operator: a random operator takes "
+                                     "`rng=ndd.random.RNG(seed=...)`, any other has no seed", keyword.value)
 
 
 # methods that put their arguments into the container they are called on

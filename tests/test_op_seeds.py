@@ -130,3 +130,60 @@ def test_a_seed_the_graph_computes_under_the_generators_name_is_renamed_first(tm
     code = result.new_source.decode()
     assert code.index("seed_ = 40 + 2") < code.index("coin_flip_rng = ndd.random.RNG(seed=seed_)")
     _assert_bit_exact(tmp_path, source, code)
+
+
+SEEDED_NON_RANDOM_OP = '''import numpy as np
+from nvidia.dali import fn, pipeline_def, types
+
+IMAGES = {images!r}
+
+
+@pipeline_def(batch_size=2, num_threads=1, device_id=None)
+def normalized(root):
+    jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, seed=1)
+    images = fn.decoders.image(jpegs, output_type=types.RGB)
+    return fn.crop_mirror_normalize(images, crop=(8, 8), dtype=types.FLOAT, seed=3), labels
+
+
+pipe = normalized(IMAGES)
+pipe.build()
+for _ in range(2):
+    images, labels = pipe.run()
+    print(np.asarray(images.as_tensor()).sum(), labels.as_array().ravel().tolist())
+'''
+
+
+def test_a_seed_on_an_operator_that_draws_nothing_is_dropped(tmp_path):
+    """DALI ignores it (with a DeprecationWarning); ndd operators other than readers take no
+    ``seed=`` at all (TypeError), so keeping it was reported migrated and crashed."""
+    from conftest import printed_by
+
+    source = SEEDED_NON_RANDOM_OP.format(images=IMAGES)
+    result = migrate_source(source.encode(), "train.py", Config())
+    code = result.new_source.decode()
+    assert result.pipelines == [("normalized", [])]
+    assert "seed=3" not in code and "seed=1" in code  # the reader keeps its shuffling seed
+    printed = printed_by(tmp_path, original=source, migrated=code)
+    assert printed["migrated"] == printed["original"]
+
+
+def test_the_audit_catches_a_seed_given_to_an_ndd_operator():
+    """Migrated code that still passes ``seed=`` to an ndd operator would crash: the audit says
+    so; a reader's seed and an RNG's are theirs to take."""
+    from dali_migrate.audit import audit
+
+    source = ("import nvidia.dali.experimental.dynamic as ndd\n\n"
+              "reader = ndd.readers.File(file_root='/data', random_shuffle=True, seed=1)\n"
+              "rng = ndd.random.RNG(seed=2)\n"
+              "for jpegs, labels in reader.next_epoch(batch_size=2):\n"
+              "    images = ndd.crop_mirror_normalize(ndd.decoders.image(jpegs), seed=3)\n")
+    found = [(problem.code, problem.line) for problem in audit(source.encode())]
+    assert found == [("DM016", 6)]
+
+
+def test_check_reports_the_seed_the_migration_drops():
+    from dali_migrate.engine import check_source
+
+    source = SEEDED_NON_RANDOM_OP.format(images=IMAGES)
+    found = [d for d in check_source(source.encode(), "train.py", Config()).diagnostics if d.code == "DM016"]
+    assert [(d.line, "no random numbers" in d.message) for d in found] == [(11, True)]

@@ -191,7 +191,9 @@ class GraphOpRewriter(Transformer):
         op = self.optable.successor(call.op)
         target = self.optable.ndd_target(call.op)
         dropped = set(PIPELINE_ONLY_ARGS) | {"name"}
-        if op.random:
+        if op.random or op.kind != "reader":
+            # a random op's seed makes its RNG; any other op's was unused (DALI warns so), and
+            # in ndd only readers take one (a TypeError elsewhere)
             dropped.add("seed")
         args = without_keywords(updated_node.args, dropped)
         args = [_gpu_instead_of_mixed(arg) for arg in args]

@@ -13,12 +13,13 @@ PIPELINE_ONLY_ARGS = ("preserve", "bytes_per_sample_hint")
 class PipelineOnlyOpArguments(Rule):
     """
     ## What it does
-    Flags `preserve=`, `bytes_per_sample_hint=` on any op, `seed=` on random ops and `name=`
-    on ops.
+    Flags `preserve=`, `bytes_per_sample_hint=` on any op, `seed=` on ops other than readers
+    and `name=` on ops.
 
     ## Why
     ndd rejects `preserve` and `bytes_per_sample_hint` (a TypeError); a random op's stream
-    comes from `rng=`, not `seed=`; `name=` only served pipeline lookups (`reader_name=`,
+    comes from `rng=`, not `seed=`, and any other op ignores a seed (DALI warns so) where ndd
+    rejects it (a TypeError); `name=` only served pipeline lookups (`reader_name=`,
     `epoch_size("Reader")`).
 
     ## Example
@@ -33,7 +34,8 @@ class PipelineOnlyOpArguments(Rule):
     ```
 
     ## Fix safety
-    `preserve`, `bytes_per_sample_hint` and `name` are dropped (no effect on data). A random
+    `preserve`, `bytes_per_sample_hint`, `name` and a seed of an op that draws no random
+    numbers are dropped (no effect on data). A random
     op's `seed=S` becomes its own `rng=ndd.random.RNG(seed=S)`, created once; the numbers differ
     from the pipeline's, as for every migrated random op.
     """
@@ -55,3 +57,6 @@ class PipelineOnlyOpArguments(Rule):
                     yield self.finding(arg, f"`{keyword}=` (the migration drops it)")
                 elif keyword == "seed" and call.op.random:
                     yield self.finding(arg, "`seed=` becomes `rng=ndd.random.RNG(seed=...)`")
+                elif keyword == "seed" and call.op.kind != "reader":
+                    yield self.finding(arg, "`seed=` on an operator that draws no random numbers, which DALI "
+                                            "ignores and ndd rejects (the migration drops it)")

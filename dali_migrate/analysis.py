@@ -84,6 +84,8 @@ class ModuleFacts:
     with_statements: int = 0  # every ``with``: only they can hold a ``with pipe:`` graph
     kind_totals: dict[tuple[int, str], int] = field(default_factory=dict)
     module_functions: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)  # by name
+    # id(a graph's node: a ``with pipe:`` in a function, a pipeline function defined in one) -> that function
+    enclosing_functions: dict[int, cst.FunctionDef] = field(default_factory=dict)
     module_classes: dict[str, list[cst.ClassDef]] = field(default_factory=dict)
     module_values: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `name = value` at top level
     graphs: list[Graph] = field(default_factory=list)
@@ -349,6 +351,7 @@ class _FactCollector(Visitor):
         self.class_views: list[tuple[set[str], dict[str, tuple]]] = []  # per class: its names, their meaning outside
         self.method_views: list[dict[str, tuple]] = []  # per method: what its class's names meant in the class body
         self.function_stack: list[str] = []
+        self.function_nodes: list[cst.FunctionDef] = []  # the functions of function_stack
         self.statement_index = -1
         self.output_arguments: list[tuple[cst.Call, cst.Arg, Site]] = []  # outputs passed to plain calls
         self.output_assignments: set[int] = set()  # ids of ``x = ...`` that bind pipeline outputs
@@ -405,6 +408,7 @@ class _FactCollector(Visitor):
         if not self.function_stack and not self.class_stack:
             self.facts.module_functions.setdefault(node.name.value, []).append(node)
         self.function_stack.append(node.name.value)
+        self.function_nodes.append(node)
         self.pipelines.enter(node)
         if self._in_class_body:
             self.method_views.append(self._outside_the_class())
@@ -423,6 +427,7 @@ class _FactCollector(Visitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.graph_stack.pop()
         self.function_stack.pop()
+        self.function_nodes.pop()
         self.pipelines.leave()
         self._leave_scope(original_node)
         self.scope_kinds.pop()
@@ -498,6 +503,9 @@ class _FactCollector(Visitor):
 
     def _push(self, graph: Graph) -> None:
         self.facts.graphs.append(graph)
+        outer = [function for function in self.function_nodes if function is not graph.node]
+        if outer:
+            self.facts.enclosing_functions[id(graph.node)] = outer[-1]
         self.graph_stack.append(graph)
 
     @property
@@ -1095,7 +1103,8 @@ def single_element(value: cst.BaseExpression) -> cst.BaseExpression:
 def collect_facts(module: cst.Module, optable: OpTable | None = None, imports: ImportTable | None = None,
                   imported_pipelines: frozenset[str] = frozenset()) -> ModuleFacts:
     """``imported_pipelines``: names (``train_pipe``, ``pipelines.train_pipe``) that stand for
-    pipeline functions another module of the project defines."""
+    pipeline functions another module of the project defines, and, spelled as a call
+    (``get_pipe()``), functions of another module that make one and return it."""
     facts = _collected(module, optable, imports, imported_pipelines, {})
     methods = {name: key for name, key in facts.pipeline_helpers.items() if name.startswith("self.")}
     if methods:  # ``self.pipe = self._create_pipeline()`` in ``__init__``, above that method: once more
@@ -1109,15 +1118,20 @@ def _collected(module: cst.Module, optable: OpTable | None, imports: ImportTable
     earlier pass (a call may come before the method in the class)."""
     facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
     facts.pipeline_helpers.update(known_helpers)
-    facts.pipeline_functions |= imported_pipelines
+    returning = {name for name in imported_pipelines if name.endswith("()")}
+    facts.pipeline_functions |= imported_pipelines - returning
+    for held in returning:
+        _bind_imported_helper(facts, held)
     if facts.uses_dali or imported_pipelines:
         from .pipeline_parameters import find_parameters
 
-        pipeline_parameters, factory_parameters = find_parameters(module, facts.imports, imported_pipelines)
+        pipeline_parameters, factory_parameters = find_parameters(module, facts.imports,
+                                                                  imported_pipelines - returning)
         parameter_keys = _bind_pipeline_parameters(facts, pipeline_parameters)
         _bind_factory_parameters(facts, factory_parameters)
         collector = _FactCollector(facts, parameter_keys, lambda: class_families(module_class_bases(module)))
-        factories, variables, containers = module_pipeline_names(module, facts.imports, imported_pipelines)
+        factories, variables, containers = module_pipeline_names(
+            module, facts.imports, (imported_pipelines - returning) | {held[:-2] for held in returning})
         collector.pipelines.declare_module_names(variables | set(containers))
         facts.pipeline_containers.update(containers)
         collector.factory_names = factories
@@ -1176,6 +1190,14 @@ def module_pipeline_names(module: cst.Module, imports: ImportTable,
     bindings = _ModuleBindings(imports, factories)
     walk(module, bindings)
     return factories, bindings.names, bindings.containers
+
+
+def _bind_imported_helper(facts: ModuleFacts, held: str) -> None:
+    """``get_pipe()``: ``pipe = get_pipe(...)`` holds the pipeline that a function of another
+    module makes and returns. Its graph is planned there; here it goes by ``held``, the name
+    its imported plan is given (crossmodule.py), and the call's arguments are the function's own."""
+    facts.pipeline_helpers[held[:-2]] = held
+    facts.pipeline_var_factories.setdefault(held, set()).add(held)
 
 
 def _bind_factory_parameters(facts: ModuleFacts, parameters: list) -> None:

@@ -85,12 +85,17 @@ class Exporter:
     position: int  # in the run's results
     users: dict[str, list[Path]]  # exported name -> files that import it
     plans: dict[str, object] = field(default_factory=dict)  # name -> its PipelinePlan
+    # names of functions that make a pipeline and return it (their plan is the pipeline's)
+    returning: set[str] = field(default_factory=set)
     keep: dict[str, str] = field(default_factory=dict)  # name -> why it stays in pipeline mode
 
 
-def defined_plans(data: bytes, config: Config, names: set[str]) -> dict[str, object]:
-    """The plans of the pipelines ``names`` in a file's source: decorated functions, and legacy
-    subclasses in the function form they are migrated to (each plan knows its class)."""
+def defined_plans(data: bytes, config: Config, names: set[str]) -> tuple[dict[str, object], set[str], dict[str, str]]:
+    """The plans of the pipelines ``names`` in a file's source: decorated functions, legacy
+    subclasses in the function form they are migrated to (each plan knows its class), and
+    functions that make one pipeline and return it (``def get_pipe(...): pipe = train_pipe(...);
+    pipe.build(); return pipe``): the plan of that pipeline. Returns them, the names of the
+    functions that return one, and such functions that cannot be followed, with the reason."""
     from .engine import SourceError, _analysed_or_error, analyse
     from .migrate.normalize import normalize_with_graphs
     from .migrate.parameter_sources import resolve_parameter_sources
@@ -99,19 +104,43 @@ def defined_plans(data: bytes, config: Config, names: set[str]) -> dict[str, obj
     try:
         analysed = _analysed_or_error(data, config)
     except SourceError:
-        return {}
+        return {}, set(), {}
     subclasses = {}
-    normalized = normalize_with_graphs(analysed.module)
-    if normalized is not None and any(g.subclass is not None for g in normalized.graphs):
+    normalized = normalize_with_graphs(analysed.module, has_with=analysed.facts.with_statements > 0)
+    if normalized is not None and normalized.graphs:  # subclasses, and ``with pipe:`` graphs functions return
         subclasses = {g.subclass.name: g.subclass for g in normalized.graphs if g.subclass is not None}
         analysed = analyse(normalized.module, config, normalized.imports())
-    strays = find_stray_references(analysed.module, analysed.facts)
-    plans = [plan_decorated_pipeline(graph, analysed.facts, strays) for graph in analysed.facts.graphs
-             if graph.kind == "decorator" and graph.name in names]
-    resolve_parameter_sources(analysed.module, analysed.facts, plans)
+    facts = analysed.facts
+    refused = {name: (f"`{name}()` also returns the pipeline in its own module, where its metadata is read, "
+                      "so it gives that first: migrate those uses together by hand")
+               for name in names if name in facts.pipeline_helpers and _read_through(name, facts)}
+    returned = {name: facts.graphs_of(facts.pipeline_helpers[name]) for name in names
+                if name in facts.pipeline_helpers and name not in refused}
+    returned = {name: graphs.pop() for name, graphs in returned.items() if len(graphs) == 1}
+    strays = find_stray_references(analysed.module, facts)
+    plans = [plan_decorated_pipeline(graph, facts, strays) for graph in facts.graphs
+             if graph.kind == "decorator" and (graph.name in names or graph.name in returned.values())]
+    resolve_parameter_sources(analysed.module, facts, plans)
     for plan in plans:
         plan.subclass = subclasses.get(plan.graph.name)
-    return {plan.graph.name: plan for plan in plans if plan.migratable}
+    migratable = {plan.graph.name: plan for plan in plans if plan.migratable}
+    found = {name: plan for name, plan in migratable.items() if name in names}
+    found.update((name, migratable[graph]) for name, graph in returned.items() if graph in migratable)
+    return found, set(returned) & set(found), refused
+
+
+def _read_through(helper: str, facts) -> bool:
+    """A variable of the helper's own module holds what it returns and reads the reader's
+    metadata or a setting, or makes an iterator: the helper's pipeline then gives that module
+    its metadata first (reader_meta.py), which other modules' callers would take for a batch."""
+    from .analysis import iterated_pipeline
+    from .migrate.reader_meta import META_METHODS
+
+    held = {var for var, factories in facts.pipeline_var_factories.items() if helper in factories}
+    reads = [site.origin for site in facts.pipeline_method_sites(META_METHODS)]
+    reads += [site.origin for site in facts.pipeline_attribute_reads]
+    reads += [facts.key_of(iterated_pipeline(site.node)) for site in facts.iterator_uses]
+    return bool(held & set(reads))
 
 
 def settle(exporters: list[Exporter], root: Path | None, relative: Callable[[Path], str],
@@ -152,6 +181,8 @@ def _imports_of_alive(exporters: list[Exporter], root: Path | None, relative: Ca
                                           f"followed ({error}): migrate those uses together by hand"
                     break
                 for local in locals_:
+                    if name in exporter.returning:  # the importer's code goes by this name (analysis.py)
+                        local = f"{local}()"
                     imported.setdefault(user, {})[local] = exporter.plans[name]
                     owners.setdefault(user, {})[local] = (exporter, name)
     # an importer whose exporter kept a name after all must not get it

@@ -112,7 +112,12 @@ def _helper(function: cst.FunctionDef, calls: list[cst.Call], arguments: list[tu
     origins: set[str] = set()
     for call in calls:
         outputs_here: set[str] = set()
-        for position, arg in enumerate(call.args):
+        if _spreads_outputs(call, tuple_args, params):  # ``to_torch(*pipe.run())``: one output each
+            if origin_of_arg[id(call.args[0])] is None:
+                return None
+            outputs_here = set(names)
+            origins.add(origin_of_arg[id(call.args[0])])
+        for position, arg in enumerate([] if outputs_here else call.args):
             if arg.star:
                 return None
             param = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names) else None)
@@ -135,6 +140,14 @@ def _helper(function: cst.FunctionDef, calls: list[cst.Call], arguments: list[tu
             for call in calls for param, arg in _bound(call, names))):
         return None  # a parameter given a tuple at one call and one output at another
     return OutputHelper(function, sorted(bound_params), origins, frozenset(tuples))
+
+
+def _spreads_outputs(call: cst.Call, tuple_args: set[int], params: cst.Parameters) -> bool:
+    """The call's one argument spreads a ``pipe.run()`` tuple over positional parameters with
+    no default (a pipeline of as many outputs: DALI would raise a TypeError otherwise)."""
+    positional = [*params.posonly_params, *params.params]
+    return (len(call.args) == 1 and call.args[0].star == "*" and id(call.args[0]) in tuple_args
+            and bool(positional) and all(p.default is None for p in positional))
 
 
 def _bound(call: cst.Call, names: list[str]) -> list[tuple[str, cst.Arg]]:

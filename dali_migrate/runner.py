@@ -303,16 +303,20 @@ def _exporter(position: int, path: Path, result: FileResult, index: _ImportIndex
             exporter.users[name] = users
     if not exporter.users:
         return exporter
-    exporter.plans = crossmodule.defined_plans(read_regular(path), config, set(exporter.users))
+    exporter.plans, exporter.returning, refused = crossmodule.defined_plans(read_regular(path), config,
+                                                                            set(exporter.users))
     for name, users in exporter.users.items():
         outside = [u for u in users if u.resolve() not in in_run or u.suffix != ".py"]
         if outside:
             exporter.keep[name] = (f"`{name}` is used from {relative(outside[0])}"
                                    f"{f' and {len(outside) - 1} more' if len(outside) > 1 else ''}, which "
                                    "this run does not migrate: pass it too, or migrate those uses by hand")
+        elif name in refused:
+            exporter.keep[name] = f"`{name}` is used from {relative(users[0])}: {refused[name]}"
         elif name not in exporter.plans:
-            exporter.keep[name] = (f"`{name}` is used from {relative(users[0])}: only `@pipeline_def` functions "
-                                   "are migrated with their importers; migrate those uses together by hand")
+            exporter.keep[name] = (f"`{name}` is used from {relative(users[0])}: only `@pipeline_def` functions, "
+                                   "and functions that return a pipeline of one of them, are migrated with their "
+                                   "importers; migrate those uses together by hand")
     return exporter
 
 

@@ -199,7 +199,8 @@ class ValueModel(ast.NodeVisitor):
         # the audit of a migration: ``.tensors`` and ``.slice`` that the migration wrote must be
         # applied to values shown to be ndd Batches, not to values the model cannot see
         self.strict = strict
-        # how this module spells generator functions that other modules of the project define
+        # how this module spells generator functions that other modules of the project define,
+        # and, as calls (``get_pipe()``), their functions that return a generator
         self.imported_generators = imported_generators
         self.imports = imports_of(tree)
         self.functions: dict[str, FunctionSummary] = {}
@@ -706,8 +707,10 @@ class ValueModel(ast.NodeVisitor):
         arguments, keywords = self._arguments(node)
         self._hand_data_to_callbacks(node, arguments, keywords)
         spelled = _dotted(node.func)
-        if spelled in self.imported_generators and spelled.partition(".")[0] not in self.env:
-            return Value(GENERATOR, frozenset({spelled}))
+        # ``get_pipe()``: a function of another module that returns a migrated pipeline
+        imported = next((name for name in (spelled, f"{spelled}()") if name in self.imported_generators), None)
+        if imported is not None and spelled.partition(".")[0] not in self.env:
+            return Value(GENERATOR, frozenset({imported}))
         qualname = self.qualname(node.func)
         if qualname is not None:
             return self._library_call(node, qualname, arguments, keywords)

@@ -109,7 +109,8 @@ KEPT_BY_THE_AUDIT = {"trust_graphs", "source_objects_kept", "parameter_sources_k
 # seed computed at the call, `seed=12 + device_id`; a pipeline made inside `__init__`).
 PROGRAM_ONLY = {"nemo_audio_dataset", "datapipe_on_self", "legacy_nvidia_style", "held_pipelines", "held_in_self", "self_sources", "iter_setup_feed",
                 "graph_attributes", "pipeline_functions_passed", "raised_source_epochs", "manual_source_epochs",
-                "pipeline_settings", "spread_arguments", "nested_loader", "pipeline_containers"}
+                "pipeline_settings", "spread_arguments", "nested_loader", "pipeline_containers",
+                "function_graph_devices"}
 # train_script's losses follow its random augmentation, which draws from a new ndd RNG stream:
 # only the harness, which aligns the streams, compares it
 # random_conditions prints what its random operators drew, from ndd's stream once migrated: the

@@ -599,7 +599,7 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
     checkpoints = CheckpointRewrites.merged([checkpoints_by_plan[id(p)] for p in migratable if id(p) in checkpoints_by_plan])
     call_sites = plan_call_sites(facts, migratable, ndd_alias, module, reader_meta, checkpoints, manual_epochs)
     rebased = {site.detail for site in reader_meta.loaders if site.detail}  # iterator subclasses
-    fixed_ids = set().union(*(node_ids(p.function) for p in migratable if not p.imported),
+    fixed_ids = set().union(*(node_ids(p.function) | p.mixed_strings for p in migratable if not p.imported),
                             *(node_ids(h.function) for h in helpers.values())) | call_sites.fixed_ids
     fixed_ids |= {id(site.node) for site in facts.iterator_subclasses if site.detail in rebased}
     fixed = [f for f in findings if id(f.node) in fixed_ids]

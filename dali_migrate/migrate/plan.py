@@ -177,7 +177,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_outside_state(plan)
     _check_source_setup(plan)
     _check_conditionals(plan, keywords)
-    _check_device_variables(plan)
+    _check_device_variables(plan, facts.enclosing_functions.get(id(plan.function)))
     _check_call_sites(plan, facts, strays)
     plan.params = _mapped_params(plan, keywords)
     _check_generator_names(plan)
@@ -768,14 +768,16 @@ class _NameLoads(Visitor):
             self.loads[node.value] += 1
 
 
-def _check_device_variables(plan: PipelinePlan) -> None:
+def _check_device_variables(plan: PipelinePlan, enclosing: cst.FunctionDef | None) -> None:
     """``"mixed"`` given to a name the graph passes as ``device=``: fixed to ``"gpu"`` where
-    the name serves nothing else."""
-    found = mixed_device_strings(plan.function, plan.calls)
+    the name serves nothing else; in the function the graph is defined in too (``decoder_device
+    = "cpu" if dali_cpu else "mixed"`` above a ``with pipe:`` graph)."""
+    scope = enclosing or plan.function
+    found = mixed_device_strings(scope, plan.calls)
     if not found.strings:
         return
     uses = _NameLoads(found.names)
-    walk(plan.function, uses)
+    walk(scope, uses)
     for name in sorted(found.names):
         if uses.loads[name] != uses.as_device[name] + found.compared.get(name, 0):
             plan.block("DM004", plan.function, f"`{name}` holds \"mixed\" and is used for more than `device=`; "

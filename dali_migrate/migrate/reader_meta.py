@@ -529,6 +529,10 @@ def _made_by(call: cst.Call, facts: ModuleFacts, factory_statements: dict[str, l
     returned = facts.pipeline_helpers.get(dotted_name(call.func) or "")
     if returned is None:
         return call
+    if plan.imported and returned == plan.graph.name:  # made in another module (crossmodule.py)
+        raise NotMigratable(f"`{dotted_name(call.func)}()` makes the pipeline in another file, and the migration "
+                            "hands a reader's metadata from a function to its callers within one file only: read it, "
+                            "or make the iterator, in that function, or make the pipeline here")
     inner = [c for c in factory_statements.get(returned, []) if dotted_name(c.func) == plan.graph.name]
     if len(inner) != 1:
         raise NotMigratable(f"`{dotted_name(call.func)}()` makes the pipeline in more than one place: create "

@@ -110,7 +110,8 @@ class MixedDevice(Rule):
     ```
 
     Also flags `"mixed"` given to a variable that the graph passes as `device=`
-    (`decoder_device = "cpu" if dali_cpu else "mixed"`).
+    (`decoder_device = "cpu" if dali_cpu else "mixed"`), in the graph or in the function
+    around it (above a `with pipe:` graph).
 
     ## Fix safety
     Safe: the same backend runs. A variable that holds `"mixed"` is fixed where the graph uses
@@ -127,6 +128,7 @@ class MixedDevice(Rule):
             for arg in call.node.args:
                 if is_mixed_device(arg):
                     yield self.finding(arg)
-        for graph in facts.graphs:
-            found = mixed_device_strings(graph.node, [c for c in facts.calls if c.graph is graph])
+        for graph in facts.graphs:  # the function around the graph may choose its device too
+            scope = facts.enclosing_functions.get(id(graph.node), graph.node)
+            found = mixed_device_strings(scope, [c for c in facts.calls if c.graph is graph])
             yield from (self.finding(string) for string in found.strings)

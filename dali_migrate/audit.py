@@ -1,5 +1,5 @@
 """The audit of a migrated module: the dynamic-mode mistakes it would make, read with the model
-that ``check`` uses for DM018-DM023.
+that ``check`` uses for DM018-DM024.
 
 A migration is only reported when the ndd value model finds no mistake in its output. A problem
 names the generator functions its values came from, so that the engine can keep exactly those

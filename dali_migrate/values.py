@@ -974,7 +974,7 @@ class ValueModel(ast.NodeVisitor):
                                      "here it is a TypeError", keyword.value)
             if keyword.arg == "seed" and qualname.rpartition(".")[2][:1].islower():
                 # an ndd operator function: only readers (and ``ndd.random.RNG``), classes, take one
-                self.report("DM016", "`seed=` is a TypeError on an ndd operator: a random operator takes "
+                self.report("DM024", "`seed=` is a TypeError on an ndd operator: a random operator takes "
                                      "`rng=ndd.random.RNG(seed=...)`, any other has no seed", keyword.value)
 
 

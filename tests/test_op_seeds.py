@@ -178,7 +178,7 @@ def test_the_audit_catches_a_seed_given_to_an_ndd_operator():
               "for jpegs, labels in reader.next_epoch(batch_size=2):\n"
               "    images = ndd.crop_mirror_normalize(ndd.decoders.image(jpegs), seed=3)\n")
     found = [(problem.code, problem.line) for problem in audit(source.encode())]
-    assert found == [("DM016", 6)]
+    assert found == [("DM024", 6)]
 
 
 def test_check_reports_the_seed_the_migration_drops():

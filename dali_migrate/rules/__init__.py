@@ -26,6 +26,7 @@ from .dm020_pipeline_api_on_ndd import PipelineApiOnNdd
 from .dm021_pipeline_method_on_generator import PipelineMethodOnGenerator
 from .dm022_context_across_yield import ContextAcrossYield
 from .dm023_reader_batch_size import ReaderBatchSize
+from .dm024_seed_on_ndd_op import SeedOnNddOp
 
 ALL_RULES: tuple[type[Rule], ...] = (
     PipelineDefDecorator,
@@ -51,6 +52,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     PipelineMethodOnGenerator,
     ContextAcrossYield,
     ReaderBatchSize,
+    SeedOnNddOp,
 )
 VALUE_RULES: tuple[type[ValueRule], ...] = tuple(r for r in ALL_RULES if issubclass(r, ValueRule))
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}

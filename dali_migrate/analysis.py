@@ -27,6 +27,8 @@ FEED_NDARRAY = "nvidia.dali.plugin.pytorch.feed_ndarray"
 MATH_MODULE = "nvidia.dali.math."  # its functions build graph nodes, as ``fn`` calls do
 RUN_METHODS = frozenset({"run", "outputs", "share_outputs"})
 # Built-ins that take any object and whose result does not depend on the TensorList API.
+# called on a dict of pipelines, these give its keys, no pipeline
+KEY_COPIES = frozenset({"sorted", "list", "tuple", "set", "frozenset"})
 SAFE_CONSUMERS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "next", "iter",
                             "list", "tuple", "enumerate", "zip", "hasattr"})
 # Pipeline methods that rules other than DM003 report (serialization, checkpoints, feeding,
@@ -980,6 +982,9 @@ class _FactCollector(Visitor):
                 self.facts.pipeline_loop_reads.add(id(node.args[0].value))
             elif self._is_tensorlist(node.args[0].value):
                 self._tensorlist_use(node, node.args[0].value, "len")
+        elif (dotted_name(node.func) in KEY_COPIES and len(node.args) == 1 and not node.args[0].star
+              and self._container_key(node.args[0].value, whole=True, kinds=(dict,))):
+            self.facts.pipeline_loop_reads.add(id(node.args[0].value))  # ``sorted(pipes)``: a dict's keys
         elif (dotted_name(node.func) == "hasattr" and len(node.args) == 2 and not any(a.star for a in node.args)
               and isinstance(node.args[1].value, cst.SimpleString) and self._is_tensorlist(node.args[0].value)
               and node.args[1].value.evaluated_value in HASATTR_SPELLINGS):

@@ -72,6 +72,24 @@ def test_pipelines_in_a_dict_migrate_through_subscripts_values_items_and_picks(t
     assert printed["migrated"] == printed["original"]
 
 
+SORTED_SPLITS = IMAGES_PIPELINE + '''\
+pipes = {"val": images_pipeline(IMAGES), "train": images_pipeline(IMAGES)}
+for pipe in pipes.values():
+    pipe.build()
+print(sorted(pipes), list(pipes), tuple(pipes), set(pipes) == {"val", "train"})
+for split in sorted(pipes):
+    images, labels = pipes[split].run()
+    print(split, labels.as_array().ravel().tolist())
+'''
+
+
+def test_sorted_or_listed_keys_of_a_dict_of_pipelines_read_no_pipeline(tmp_path):
+    code = _migrated(SORTED_SPLITS)
+    assert "next(pipes[split])" in code and "TODO" not in code
+    printed = printed_by(tmp_path, original=SORTED_SPLITS, migrated=code)
+    assert printed["migrated"] == printed["original"]
+
+
 def test_a_loop_over_a_tuple_of_pipelines_steps_each(tmp_path):
     source = TUPLE_LOOP.replace("train_pipe, val_pipe = images_pipeline(IMAGES), images_pipeline(IMAGES)\n", "")
     code = _migrated(source)

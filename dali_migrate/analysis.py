@@ -27,10 +27,10 @@ FEED_NDARRAY = "nvidia.dali.plugin.pytorch.feed_ndarray"
 MATH_MODULE = "nvidia.dali.math."  # its functions build graph nodes, as ``fn`` calls do
 RUN_METHODS = frozenset({"run", "outputs", "share_outputs"})
 # Built-ins that take any object and whose result does not depend on the TensorList API.
-# called on a dict of pipelines, these give its keys, no pipeline
-KEY_COPIES = frozenset({"sorted", "list", "tuple", "set", "frozenset"})
 SAFE_CONSUMERS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "next", "iter",
                             "list", "tuple", "enumerate", "zip", "hasattr"})
+# Called on a dict of pipelines, these give its keys: no pipeline.
+KEY_COPIES = frozenset({"sorted", "list", "tuple", "set", "frozenset"})
 # Pipeline methods that rules other than DM003 report (serialization, checkpoints, feeding,
 # reader metadata); DM003 reports every other method called on a pipeline.
 METHODS_OF_OTHER_RULES = frozenset({"serialize", "checkpoint", "feed_input", "iter_setup", "epoch_size",

@@ -16,7 +16,7 @@ from .visitors import Visitor, walk
 from .imports import ImportTable, code_of, dotted_name, import_table
 from .optable import OPS_PREFIX, Op, OpTable, load_op_table
 from .pipeline_scopes import PipelineScopes, module_class_bases, spelled
-from .values import class_families
+from .values import class_families, returned_by, returning_function
 from .positions import order_kind
 from .scopes import class_locals, function_locals
 
@@ -164,6 +164,11 @@ class ModuleFacts:
     @property
     def uses_dali(self) -> bool:
         return self.imports.uses_dali
+
+    def graph_scope(self, node: cst.CSTNode) -> cst.CSTNode:
+        """Where a graph's names may be given values: the function it stands in (a ``with
+        pipe:`` graph, a pipeline function defined in a function), else the graph itself."""
+        return self.enclosing_functions.get(id(node), node)
 
     def key_of(self, node: cst.BaseExpression | None) -> str | None:
         """The pipeline variable ``node`` (a name or ``self.pipe``) reads, or None."""
@@ -931,7 +936,7 @@ class _FactCollector(Visitor):
         elif (self.graph is None and self.function_stack and isinstance(node.value, cst.Call)
               and self.is_pipeline_factory(node.value)):
             # ``return train_pipe(...)``: the result is held by a name of its own
-            held = f"{self._helper_name()}()"
+            held = returned_by(self._helper_name())
             self.facts.pipeline_var_factories.setdefault(held, set()).add(self._factory_name(node.value))
             self.facts.pipeline_helpers[self._helper_name()] = held
             self.facts.pipeline_returns.append(node.value)
@@ -1123,20 +1128,20 @@ def _collected(module: cst.Module, optable: OpTable | None, imports: ImportTable
     earlier pass (a call may come before the method in the class)."""
     facts = ModuleFacts(imports=imports or import_table(module), optable=optable or load_op_table())
     facts.pipeline_helpers.update(known_helpers)
-    returning = {name for name in imported_pipelines if name.endswith("()")}
-    facts.pipeline_functions |= imported_pipelines - returning
-    for held in returning:
-        _bind_imported_helper(facts, held)
+    returning = {key: function for key in imported_pipelines if (function := returning_function(key))}
+    functions = imported_pipelines - set(returning)
+    facts.pipeline_functions |= functions
+    for held, function in returning.items():
+        _bind_imported_helper(facts, function, held)
     if facts.uses_dali or imported_pipelines:
         from .pipeline_parameters import find_parameters
 
-        pipeline_parameters, factory_parameters = find_parameters(module, facts.imports,
-                                                                  imported_pipelines - returning)
+        pipeline_parameters, factory_parameters = find_parameters(module, facts.imports, functions)
         parameter_keys = _bind_pipeline_parameters(facts, pipeline_parameters)
         _bind_factory_parameters(facts, factory_parameters)
         collector = _FactCollector(facts, parameter_keys, lambda: class_families(module_class_bases(module)))
-        factories, variables, containers = module_pipeline_names(
-            module, facts.imports, (imported_pipelines - returning) | {held[:-2] for held in returning})
+        factories, variables, containers = module_pipeline_names(module, facts.imports,
+                                                                 functions | set(returning.values()))
         collector.pipelines.declare_module_names(variables | set(containers))
         facts.pipeline_containers.update(containers)
         collector.factory_names = factories
@@ -1197,11 +1202,11 @@ def module_pipeline_names(module: cst.Module, imports: ImportTable,
     return factories, bindings.names, bindings.containers
 
 
-def _bind_imported_helper(facts: ModuleFacts, held: str) -> None:
-    """``get_pipe()``: ``pipe = get_pipe(...)`` holds the pipeline that a function of another
-    module makes and returns. Its graph is planned there; here it goes by ``held``, the name
-    its imported plan is given (crossmodule.py), and the call's arguments are the function's own."""
-    facts.pipeline_helpers[held[:-2]] = held
+def _bind_imported_helper(facts: ModuleFacts, function: str, held: str) -> None:
+    """``pipe = get_pipe(...)`` holds the pipeline that ``function`` of another module makes and
+    returns. Its graph is planned there; here it goes by ``held`` (``get_pipe()``), the name its
+    imported plan is given (crossmodule.py), and the call's arguments are the function's own."""
+    facts.pipeline_helpers[function] = held
     facts.pipeline_var_factories.setdefault(held, set()).add(held)
 
 
@@ -1211,7 +1216,7 @@ def _bind_factory_parameters(facts: ModuleFacts, parameters: list) -> None:
     (``pipeline@speedtest``, through a variable of its own)."""
     for parameter in parameters:
         helper = f"{parameter.name.value}@{parameter.function.name.value}"
-        held = f"{helper}()"
+        held = returned_by(helper)
         facts.pipeline_helpers[helper] = held
         facts.pipeline_var_factories.setdefault(held, set()).update(parameter.factories)
         facts.factory_parameters[(parameter.function.name.value, parameter.name.value)] = helper

@@ -20,6 +20,7 @@ from .config import Config
 from .files import read_regular
 from .diagnostics import FileResult
 from .imports import IMPORT_TYPES, dotted_name, import_nodes
+from .values import returned_by
 
 
 def module_name(path: Path, root: Path | None) -> str:
@@ -182,7 +183,7 @@ def _imports_of_alive(exporters: list[Exporter], root: Path | None, relative: Ca
                     break
                 for local in locals_:
                     if name in exporter.returning:  # the importer's code goes by this name (analysis.py)
-                        local = f"{local}()"
+                        local = returned_by(local)
                     imported.setdefault(user, {})[local] = exporter.plans[name]
                     owners.setdefault(user, {})[local] = (exporter, name)
     # an importer whose exporter kept a name after all must not get it

@@ -130,6 +130,17 @@ def spelled(key: str) -> str:
     return key.split("@", 1)[0]
 
 
+def returned_by(function: str) -> str:
+    """The key of what a call of ``function`` returns (``get_pipe()``), where no variable of
+    the module holds it: a helper's pipeline, one made in another module."""
+    return f"{function}()"
+
+
+def returning_function(key: str) -> str | None:
+    """``get_pipe`` for ``returned_by("get_pipe")``; None for any other key."""
+    return key[:-2] if key.endswith("()") else None
+
+
 def _dotted(node: ast.AST) -> str | None:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -708,7 +719,7 @@ class ValueModel(ast.NodeVisitor):
         self._hand_data_to_callbacks(node, arguments, keywords)
         spelled = _dotted(node.func)
         # ``get_pipe()``: a function of another module that returns a migrated pipeline
-        imported = next((name for name in (spelled, f"{spelled}()") if name in self.imported_generators), None)
+        imported = next((name for name in (spelled, returned_by(spelled)) if name in self.imported_generators), None)
         if imported is not None and spelled.partition(".")[0] not in self.env:
             return Value(GENERATOR, frozenset({imported}))
         qualname = self.qualname(node.func)

@@ -177,7 +177,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_outside_state(plan)
     _check_source_setup(plan)
     _check_conditionals(plan, keywords)
-    _check_device_variables(plan, facts.enclosing_functions.get(id(plan.function)))
+    _check_device_variables(plan, facts.graph_scope(plan.function))
     _check_call_sites(plan, facts, strays)
     plan.params = _mapped_params(plan, keywords)
     _check_generator_names(plan)
@@ -768,11 +768,10 @@ class _NameLoads(Visitor):
             self.loads[node.value] += 1
 
 
-def _check_device_variables(plan: PipelinePlan, enclosing: cst.FunctionDef | None) -> None:
+def _check_device_variables(plan: PipelinePlan, scope: cst.CSTNode) -> None:
     """``"mixed"`` given to a name the graph passes as ``device=``: fixed to ``"gpu"`` where
-    the name serves nothing else; in the function the graph is defined in too (``decoder_device
-    = "cpu" if dali_cpu else "mixed"`` above a ``with pipe:`` graph)."""
-    scope = enclosing or plan.function
+    the name serves nothing else; ``scope``: the graph, or the function it is defined in
+    (``decoder_device = "cpu" if dali_cpu else "mixed"`` above a ``with pipe:`` graph)."""
     found = mixed_device_strings(scope, plan.calls)
     if not found.strings:
         return

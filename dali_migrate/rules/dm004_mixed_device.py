@@ -129,6 +129,5 @@ class MixedDevice(Rule):
                 if is_mixed_device(arg):
                     yield self.finding(arg)
         for graph in facts.graphs:  # the function around the graph may choose its device too
-            scope = facts.enclosing_functions.get(id(graph.node), graph.node)
-            found = mixed_device_strings(scope, [c for c in facts.calls if c.graph is graph])
+            found = mixed_device_strings(facts.graph_scope(graph.node), [c for c in facts.calls if c.graph is graph])
             yield from (self.finding(string) for string in found.strings)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,23 @@ FIXTURES = ROOT / "fixtures"
 LOADER_MODULE = "dali_torch_loader"
 MIGRATE_FIXTURES = sorted([*(FIXTURES / "migrate").glob("*.input.py"), *(FIXTURES / "migrate").glob("*.input.ipynb")])
 CHECK_FIXTURES = sorted((FIXTURES / "check").glob("*.py"))
+
+
+def package_project(root: Path, pipelines: str, caller: str) -> Path:
+    """A git work tree with ``pkg/pipelines.py`` and the ``train.py`` that imports it."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "pipelines.py").write_text(pipelines)
+    (root / "train.py").write_text(caller)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def run_script(root: Path, script: str = "train.py") -> str:
+    """What ``script`` prints, run in ``root``; it must succeed."""
+    done = subprocess.run([sys.executable, script], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 # a two-output pipeline over the bundled images, for tests that append a program body

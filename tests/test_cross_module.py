@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, unwrapped_todos
+from conftest import FIXTURES, package_project, run_script, unwrapped_todos
 from dali_migrate.config import Config
 from dali_migrate.runner import run_migrate
 
@@ -38,12 +37,7 @@ def first_labels():
 
 
 def _project(tmp_path: Path, caller: str) -> Path:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "pipelines.py").write_text(PIPELINES)
-    (tmp_path / "train.py").write_text(caller)
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    return tmp_path
+    return package_project(tmp_path, PIPELINES, caller)
 
 
 FROM_IMPORT = '''from pkg.pipelines import ROOT, first_labels, train_pipe
@@ -60,16 +54,10 @@ print(pipe.run()[0].as_array().ravel().tolist(), pipelines.first_labels())
 '''
 
 
-def _run(root: Path, script: str = "train.py") -> str:
-    done = subprocess.run([sys.executable, script], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @pytest.mark.parametrize("caller", [FROM_IMPORT, MODULE_IMPORT], ids=["from-import", "module-import"])
 def test_a_pipeline_and_its_importer_are_migrated_together(tmp_path, caller):
     root = _project(tmp_path, caller)
-    before = _run(root)
+    before = run_script(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
     migrated = unwrapped_todos((root / "pkg" / "pipelines.py").read_text())
@@ -77,13 +65,13 @@ def test_a_pipeline_and_its_importer_are_migrated_together(tmp_path, caller):
     assert "def local_pipe(root, *, batch_size=2, num_threads=1):" in migrated
     caller_now = (root / "train.py").read_text()
     assert "build()" not in caller_now and "next(pipe)" in caller_now and "TODO" not in caller_now
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 @pytest.mark.parametrize("caller", [FROM_IMPORT, MODULE_IMPORT], ids=["from-import", "module-import"])
 def test_a_pipeline_whose_importer_is_not_in_the_run_is_kept(tmp_path, caller):
     root = _project(tmp_path, caller)
-    before = _run(root)
+    before = run_script(root)
     results = run_migrate([root / "pkg" / "pipelines.py"], Config(), write=True)
     assert all(r.error is None for r in results)
     migrated = unwrapped_todos((root / "pkg" / "pipelines.py").read_text())
@@ -91,13 +79,13 @@ def test_a_pipeline_whose_importer_is_not_in_the_run_is_kept(tmp_path, caller):
     assert "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\ndef train_pipe(root):" in migrated
     assert "DM001 `train_pipe` is used from train.py, which this run does not migrate: pass it too" in migrated
     assert (root / "train.py").read_text() == caller
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def test_a_use_that_cannot_be_migrated_keeps_the_pipeline_in_both_files(tmp_path):
     caller = FROM_IMPORT.replace("pipe.build()", "pipe.build()\nprint(pipe.serialize() is not None)")
     root = _project(tmp_path, caller)
-    before = _run(root)
+    before = run_script(root)
     run_migrate([root], Config(), write=True)
     migrated = unwrapped_todos((root / "pkg" / "pipelines.py").read_text())
     assert "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\ndef train_pipe(root):" in migrated
@@ -105,7 +93,7 @@ def test_a_use_that_cannot_be_migrated_keeps_the_pipeline_in_both_files(tmp_path
             "pipeline graph") in migrated
     assert "`train_pipe` was not migrated: see the reason below" in migrated  # no re-run would change it
     assert (root / "train.py").read_text() == caller
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def test_relative_imports_inside_a_package_are_followed(tmp_path):
@@ -113,20 +101,20 @@ def test_relative_imports_inside_a_package_are_followed(tmp_path):
     (root / "pkg" / "cli.py").write_text("from .pipelines import ROOT, train_pipe as make\n\n\ndef main():\n"
                                          "    pipe = make(ROOT, batch_size=3)\n    pipe.build()\n"
                                          "    print(pipe.run()[0].as_array().ravel().tolist())\n")
-    before = _run(root)
+    before = run_script(root)
     run_migrate([root], Config(), write=True)
     assert "next(pipe)" in (root / "pkg" / "cli.py").read_text()
     assert "def train_pipe(root, *, batch_size=2" in (root / "pkg" / "pipelines.py").read_text()
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def test_an_import_that_cannot_be_followed_keeps_the_pipeline(tmp_path):
     caller = "import pkg.pipelines\nimport pkg\n\npipe = pkg.pipelines.train_pipe(pkg.pipelines.ROOT)\npipe.build()\n" \
              "print(pipe.run()[0].as_array().ravel().tolist())\n"
     root = _project(tmp_path, caller)
-    before = _run(root)
+    before = run_script(root)
     run_migrate([root], Config(), write=True)
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def test_a_name_that_is_not_imported_from_the_module_does_not_keep_it(tmp_path):
@@ -144,12 +132,12 @@ def test_two_copies_of_a_project_in_one_run_are_not_each_others_callers(tmp_path
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
     one, two = _project(tmp_path / "one", FROM_IMPORT), _project(tmp_path / "two", kept_caller)
-    before = _run(one)
+    before = run_script(one)
     results = run_migrate([tmp_path], Config(), write=True)
     assert all(r.error is None for r in results)
     assert "next(pipe)" in (one / "train.py").read_text()  # two's use does not keep one's pipeline
     assert (two / "train.py").read_text() == kept_caller
-    assert _run(one) == before
+    assert run_script(one) == before
 
 
 def test_a_sibling_package_import_is_followed_without_a_project_root(tmp_path):
@@ -161,11 +149,11 @@ def test_a_sibling_package_import_is_followed_without_a_project_root(tmp_path):
         "from common.pipelines import ROOT, train_pipe\n\n\ndef labels():\n    pipe = train_pipe(ROOT)\n"
         "    pipe.build()\n    return pipe.run()[0].as_array().ravel().tolist()\n")
     (tmp_path / "train.py").write_text("from common.loader import labels\n\nprint(labels())\n")
-    before = _run(tmp_path)
+    before = run_script(tmp_path)
     results = run_migrate([tmp_path], Config(), write=True)
     assert [r.pipelines for r in results if r.pipelines] == [[("train_pipe", []), ("local_pipe", [])]]
     assert "next(pipe)" in (tmp_path / "common" / "loader.py").read_text()
-    assert _run(tmp_path) == before
+    assert run_script(tmp_path) == before
 
 
 DEVICE_CALLER = '''from pkg.devices import ROOT, labels_pipe
@@ -198,25 +186,25 @@ def _device_project(tmp_path: Path, pipelines: str) -> Path:
 def test_a_device_given_by_the_importer_reaches_the_migrated_pipeline(tmp_path):
     """The defining module has no call of its own: the device comes from its importers."""
     root = _device_project(tmp_path, DEVICE_PIPELINES.format(decorator="@pipeline_def"))
-    before = _run(root)
+    before = run_script(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
     defined = (root / "pkg" / "devices.py").read_text()
     assert "device_id=None" in defined and "ndd.EvalContext(device_id=device_id)" in defined
     assert "device_id=DEVICE" in (root / "train.py").read_text()
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def test_an_importer_that_gives_a_device_the_definition_fixes_is_kept(tmp_path):
     root = _device_project(tmp_path, DEVICE_PIPELINES.format(decorator="@pipeline_def(device_id=None)"))
-    before = _run(root)
+    before = run_script(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
     kept = dict(r.pipelines[0] for r in results if r.pipelines)
     assert "`device_id=` is given here" in kept["labels_pipe"][0]
     assert "@pipeline_def(device_id=None)\ndef labels_pipe(root):" in (root / "pkg" / "devices.py").read_text()
     assert "pipe.build()" in (root / "train.py").read_text()
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 LEGACY_PIPELINES = f'''import nvidia.dali.ops as ops
@@ -267,25 +255,25 @@ def test_a_legacy_subclass_and_its_importer_are_migrated_together(tmp_path):
     """The importer calls the class positionally, in __init__'s order: the calls are named for
     the function the class becomes."""
     root = _legacy_project(tmp_path, "4, None, ROOT")
-    before = _run(root)
+    before = run_script(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
     assert "class LabelsPipeline" not in (root / "pkg" / "legacy.py").read_text()
     caller = (root / "train.py").read_text()
     assert "LabelsPipeline(batch_size=4, device_id=None, file_root=ROOT)" in caller
     assert "next(pipe)" in caller and "TODO" not in caller
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def test_a_legacy_subclass_whose_importer_passes_args_it_cannot_name_is_kept(tmp_path):
     root = _legacy_project(tmp_path, "*[4, None, ROOT]")
-    before = _run(root)
+    before = run_script(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
     assert "class LabelsPipeline(Pipeline):" in (root / "pkg" / "legacy.py").read_text()
     assert "`LabelsPipeline` is used from train.py" in unwrapped_todos((root / "pkg" / "legacy.py").read_text())
     assert "pipe.build()" in (root / "train.py").read_text()
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 SOURCES = '''import numpy as np
@@ -322,7 +310,7 @@ def test_an_importer_must_pass_a_parameter_source_used_as_the_home_module_uses_i
               "\n\npipe = counted(tens)\npipe.build()\nprint(pipe.run()[0].as_array().ravel().tolist(), preview())\n")
     root = _project(tmp_path, caller)
     (root / "pkg" / "pipelines.py").write_text(SOURCES)
-    before = _run(root)
+    before = run_script(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
     home = unwrapped_todos((root / "pkg" / "pipelines.py").read_text())
@@ -331,7 +319,7 @@ def test_an_importer_must_pass_a_parameter_source_used_as_the_home_module_uses_i
     if not migrates:
         assert "`counted` is used from train.py" in home and "would use another way" in home
         assert (root / "train.py").read_text() == caller
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 BASE_CLASS = f'''import nvidia.dali.ops as ops
@@ -380,14 +368,14 @@ def test_a_base_class_another_file_uses_stays(tmp_path, also_run):
     (tmp_path / "pkg" / "pipelines.py").write_text(BASE_CLASS)
     (tmp_path / "train.py").write_text(DERIVED_ELSEWHERE)
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    before = _run(tmp_path)
+    before = run_script(tmp_path)
     paths = [tmp_path / "pkg" / "pipelines.py", *([tmp_path / "train.py"] if also_run else [])]
     results = run_migrate(paths, Config(), write=True)
     assert all(r.error is None for r in results)
     migrated = (tmp_path / "pkg" / "pipelines.py").read_text()
     assert "def LabelsPipe(data_dir, *, batch_size" in migrated
     assert "class GenericPipe(Pipeline):" in migrated
-    assert _run(tmp_path) == before
+    assert run_script(tmp_path) == before
 
 
 AUGMENT = '''import nvidia.dali.fn as fn
@@ -457,7 +445,7 @@ def test_a_graph_calling_operator_helpers_of_another_file_is_kept(tmp_path, also
     (tmp_path / "pkg" / "augment.py").write_text(AUGMENT)
     (tmp_path / "train.py").write_text(GRAPHS)
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    before = _run(tmp_path)
+    before = run_script(tmp_path)
     paths = [tmp_path / "train.py", *([tmp_path / "pkg"] if also_run else [])]
     results = run_migrate(paths, Config(), write=True)
     assert all(r.error is None for r in results)
@@ -469,7 +457,7 @@ def test_a_graph_calling_operator_helpers_of_another_file_is_kept(tmp_path, also
     assert "DM015 `twice_flipped()` comes from `pkg/augment.py`" in migrated  # through `flipped`
     assert "size_of()` comes from" not in migrated
     assert "def plain(root, *, batch_size=2, num_threads=1):" in migrated
-    assert _run(tmp_path) == before
+    assert run_script(tmp_path) == before
 
 
 WRAPPER = '''class Wrapper:
@@ -493,14 +481,14 @@ def test_an_importer_without_pipeline_mode_api_of_its_own_still_decides(tmp_path
     file: nothing there is pipeline-mode API, yet migrating the pipeline alone breaks it."""
     root = _project(tmp_path, NO_FINDING_OF_ITS_OWN)
     (root / "wrapper.py").write_text(WRAPPER)
-    before = _run(root)
+    before = run_script(root)
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
     migrated = unwrapped_todos((root / "pkg" / "pipelines.py").read_text())
     assert "@pipeline_def(batch_size=2, num_threads=1, device_id=None)\ndef train_pipe(root):" in migrated
     assert "`train_pipe` is used from train.py: `pipe` is used as a value in `Wrapper(pipe)`" in migrated
     assert (root / "train.py").read_text() == NO_FINDING_OF_ITS_OWN
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def test_every_reason_an_importer_keeps_the_pipeline_is_named(tmp_path):

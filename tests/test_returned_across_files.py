@@ -4,11 +4,9 @@ and the program gives the same data; uses the migration cannot follow keep both 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import FIXTURES, unwrapped_todos
+from conftest import FIXTURES, package_project, run_script, unwrapped_todos
 from dali_migrate.config import Config
 from dali_migrate.runner import run_migrate
 
@@ -99,21 +97,6 @@ print(trainer.validate())
 '''
 
 
-def _project(tmp_path: Path, pipelines: str, caller: str) -> Path:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "pipelines.py").write_text(pipelines)
-    (tmp_path / "train.py").write_text(caller)
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    return tmp_path
-
-
-def _run(root: Path) -> str:
-    done = subprocess.run([sys.executable, "train.py"], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def _migrated(root: Path):
     results = run_migrate([root], Config(), write=True)
     assert all(r.error is None for r in results)
@@ -121,39 +104,39 @@ def _migrated(root: Path):
 
 
 def test_a_function_returning_a_pipeline_migrates_with_its_importer(tmp_path):
-    root = _project(tmp_path, DECORATED, FROM_IMPORT)
-    before = _run(root)
+    root = package_project(tmp_path, DECORATED, FROM_IMPORT)
+    before = run_script(root)
     results, pipelines, caller = _migrated(root)
     assert "def plain(root, *, batch_size" in pipelines and "build()" not in pipelines
     assert "next(pipe)" in caller and ".run()" not in caller and "TODO" not in caller + pipelines
     assert [r.pipelines for r in results if r.pipelines] == [[("plain", [])]]
-    assert _run(root) == before
+    assert run_script(root) == before
     assert run_migrate([root], Config(), write=False)[0].changed is False  # a second run changes nothing
 
 
 def test_a_module_import_of_the_function_is_followed(tmp_path):
-    root = _project(tmp_path, DECORATED, MODULE_IMPORT)
-    before = _run(root)
+    root = package_project(tmp_path, DECORATED, MODULE_IMPORT)
+    before = run_script(root)
     _, pipelines, caller = _migrated(root)
     assert "next(pipe)" in caller and "labels.tensors[1]" in caller and "TODO" not in caller + pipelines
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def test_a_with_graph_returned_from_a_function_migrates_with_the_class_that_keeps_it(tmp_path):
-    root = _project(tmp_path, WITH_GRAPH, TRAINER)
-    before = _run(root)
+    root = package_project(tmp_path, WITH_GRAPH, TRAINER)
+    before = run_script(root)
     _, pipelines, caller = _migrated(root)
     assert "with pipe:" not in pipelines and "ndd.readers.File(" in pipelines
     assert "next(self.pipe)" in caller and "next(self.val_pipe)" in caller and "TODO" not in caller + pipelines
-    assert _run(root) == before
+    assert run_script(root) == before
 
 
 def _kept(tmp_path: Path, caller: str) -> tuple[str, str]:
-    root = _project(tmp_path, DECORATED, caller)
-    before = _run(root)
+    root = package_project(tmp_path, DECORATED, caller)
+    before = run_script(root)
     _, pipelines, caller_now = _migrated(root)
     assert "@pipeline_def" in pipelines and "pipe.build()" in pipelines
-    assert _run(root) == before  # the program still runs in pipeline mode
+    assert run_script(root) == before  # the program still runs in pipeline mode
     return unwrapped_todos(pipelines), caller_now
 
 
@@ -192,7 +175,7 @@ for batch in loader:
 def test_a_function_whose_own_module_reads_the_metadata_keeps_its_pipeline(tmp_path):
     """There the pipeline gives its metadata first: a caller in another file would take it for
     a batch."""
-    root = _project(tmp_path, DECORATED + '''
+    root = package_project(tmp_path, DECORATED + '''
 
 def epoch_steps():
     pipe = get_pipe(ROOT, 2)
@@ -204,8 +187,8 @@ for _ in range(epoch_steps()):
     images, labels = pipe.run()
     print(labels.as_array().ravel().tolist())
 ''')
-    before = _run(root)
+    before = run_script(root)
     _, pipelines, caller = _migrated(root)
     assert "@pipeline_def" in pipelines and "pipe.run()" in caller
     assert "`get_pipe()` also returns the pipeline in its own module" in unwrapped_todos(pipelines)
-    assert _run(root) == before
+    assert run_script(root) == before

@@ -126,6 +126,7 @@ class ModuleFacts:
     # ``pipes = {"train": make(...), "val": make(...)}``, ``[make(shard_id=i) for i in ...]``:
     # keys of names holding a list or dict of pipelines, read by subscripts and loops
     pipeline_containers: dict[str, type] = field(default_factory=dict)  # key -> list or dict
+    container_values: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # key -> each binding's value
     pipeline_loops: dict[int, str] = field(default_factory=dict)  # id(loop) -> the variable it binds
     # ``pipe.max_batch_size`` outside graphs: the settings a pipeline was made with (detail: the attribute)
     pipeline_attribute_reads: list[Site] = field(default_factory=list)
@@ -688,6 +689,7 @@ class _FactCollector(Visitor):
         self.facts.pipeline_containers[key] = kind
         self.facts.pipeline_refs[id(target)] = key
         self.facts.pipeline_loop_reads.add(id(target))
+        self.facts.container_values.setdefault(key, []).append(value)
         for call in calls:
             self.facts.pipeline_factory_calls.append(call)
             self.facts.pipeline_binding_targets.append(call)

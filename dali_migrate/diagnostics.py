@@ -46,9 +46,8 @@ class FileResult:
     inlined: list[str] = field(default_factory=list)  # migrated pipelines a notebook runs once, inlined there
     imports_loader: bool = False  # migrate: it now imports DALITorchLoader (Config.loader_import)
     loader_file: str | None = None  # migrate, set by the runner: the file of that module
-    loader_ends_at_sources: bool = False  # migrate: it needs the loader's source mode (reader_meta=None)
     loader_for_jax: bool = False  # migrate: it imports the JAX loader from that module too
-    loader_counts_size: bool = False  # migrate: it needs the loader's `size=` mode
+    loader_modes: frozenset = frozenset()  # migrate: what its loaders need beyond a reader's epochs (loader_module.MODES)
     created: bool = False  # migrate: a new file (the loader module), not a rewrite
     # migrate: functions of other modules given outputs of migrated pipelines (HelperRequest)
     helper_requests: list = field(default_factory=list)

@@ -587,9 +587,8 @@ def migrate_source(data: bytes, path: str, config: Config, keep: dict[str, str] 
         removed_bases = migrated.normalized.removed_bases if migrated.normalized else []
         result.exported = [*migrated.migration.exported, *removed_bases]
         result.imports_loader = migrated.migration.imports_loader
-        result.loader_ends_at_sources = migrated.migration.loader_ends_at_sources
         result.loader_for_jax = migrated.migration.loader_for_jax
-        result.loader_counts_size = migrated.migration.loader_counts_size
+        result.loader_modes = migrated.migration.loader_modes
         result.helper_requests = migrated.migration.helper_requests
     return result
 
@@ -663,9 +662,8 @@ def migrate_file(data: bytes, path: str, config: Config, keep: dict[str, str] | 
     result.diagnostics = [cells.locate(d) for d in inner.diagnostics]
     result.pipelines, result.safety, result.inlined = inner.pipelines, inner.safety, inner.inlined
     result.imports_loader = inner.imports_loader
-    result.loader_ends_at_sources = inner.loader_ends_at_sources
     result.loader_for_jax = inner.loader_for_jax
-    result.loader_counts_size = inner.loader_counts_size
+    result.loader_modes = inner.loader_modes
     if inner.error is None and new_data != data:
         result.changed, result.new_source = True, new_data
         result.diff = cell_diff(cells, new_data, path)

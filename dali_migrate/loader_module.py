@@ -77,12 +77,16 @@ def defines_class(text: bytes, class_name: str) -> bool:
     return re.search(rb"^class\s+" + re.escape(class_name.encode()) + rb"\b", text, re.MULTILINE) is not None
 
 
-def counts_size(text: bytes) -> bool:
-    """The loader takes DALI's ``size=`` (the ones an earlier dali-migrate wrote did not)."""
-    return re.search(rb"\bsize=None\b", text) is not None
+# What loaders an earlier dali-migrate wrote could not do: mode -> (the mark of it in the
+# module's source, what a loader without it cannot do)
+MODES = {
+    "sources": (rb"\breader_meta\s*=\s*None\b", "end epochs where the sources end them (DALIGenericIterator "
+                "without reader_name)"),
+    "size": (rb"\bsize=None\b", "count epochs of DALIGenericIterator's size="),
+    "pipelines": (rb"\bself\.pipelines\b", "step a list of pipelines together"),
+}
 
 
-def ends_epochs_at_sources(text: bytes) -> bool:
-    """The loader runs without ``reader_meta`` (the ones an earlier dali-migrate wrote could
-    only count a reader's epochs)."""
-    return re.search(rb"\breader_meta\s*=\s*None\b", text) is not None
+def lacking(text: bytes, modes: frozenset[str]) -> list[str]:
+    """What the loader module (``text``) cannot do of what ``modes`` need."""
+    return [MODES[mode][1] for mode in sorted(modes) if re.search(MODES[mode][0], text) is None]

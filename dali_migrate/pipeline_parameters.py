@@ -361,9 +361,21 @@ def _assignments(statement) -> list[tuple[str, cst.BaseExpression]]:
     return [assigned for small in _small_statements(statement) if (assigned := name_assignment(small))]
 
 
+def returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
+    """What each ``return`` of ``function`` gives (None: a bare ``return``), not those of the
+    functions it defines."""
+    return [small.value for statement in _statements(function.body.body, into_functions=False)
+            for small in _small_statements(statement) if isinstance(small, cst.Return)]
+
+
+def bound_values(function: cst.FunctionDef) -> list[tuple[str, cst.BaseExpression]]:
+    """``(name, value)`` for each ``name = value`` of ``function``, not of the functions it defines."""
+    return [assigned for statement in _statements(function.body.body, into_functions=False)
+            for assigned in _assignments(statement)]
+
+
 def _returns_a_pipeline(function: cst.FunctionDef, pipelines: set[str]) -> bool:
-    returned = [small.value for statement in _statements(function.body.body, into_functions=False)
-                for small in _small_statements(statement) if isinstance(small, cst.Return)]
+    returned = returned_values(function)
     if not returned:
         return False
     for value in returned:

@@ -412,7 +412,7 @@ def _loader_modules(results: list[FileResult]) -> list[set[int]]:
 
 def _existing_loader_problem(path: Path, text: bytes | None, result: FileResult) -> str | None:
     """Why the loader module already at ``path`` (``text``) cannot serve ``result`` (None: it can)."""
-    from .loader_module import counts_size, defines_class, ends_epochs_at_sources
+    from .loader_module import defines_class, lacking
     from .migrate.torch_loader import CLASS_NAME, JAX_CLASS_NAME
 
     if text is None or not defines_class(text, CLASS_NAME):
@@ -421,13 +421,10 @@ def _existing_loader_problem(path: Path, text: bytes | None, result: FileResult)
     if result.loader_for_jax and not defines_class(text, JAX_CLASS_NAME):
         return (f"the loader module {_display(path)} has no {JAX_CLASS_NAME} (it was written for PyTorch "
                 "alone): delete it and run migrate again on every file that imports it")
-    if result.loader_ends_at_sources and not ends_epochs_at_sources(text):
-        return (f"the loader module {_display(path)} was written by an older dali-migrate and cannot end "
-                "epochs where the sources end them (DALIGenericIterator without reader_name): delete it "
-                "and run migrate again to write the current one")
-    if result.loader_counts_size and not counts_size(text):
-        return (f"the loader module {_display(path)} was written by an older dali-migrate and cannot count "
-                "epochs of DALIGenericIterator's size=: delete it and run migrate again to write the current one")
+    missing = lacking(text, result.loader_modes)
+    if missing:
+        return (f"the loader module {_display(path)} was written by an older dali-migrate and cannot "
+                f"{' or '.join(missing)}: delete it and run migrate again to write the current one")
     return None
 
 

@@ -75,6 +75,8 @@ RUNNABLE = {
     "segmentation_wrapper": {"batch_size": 2, "imgs": ARRAYS, "lbls": ARRAYS},
     "speech_jasper": {"batch_size": 2, "train_pipeline": False},
     "legacy_iterator_size": {"batch_size": 3, "shard_id": 0, "num_shards": 1},
+    "pipelines_per_gpu": {"batch_size": 2, "shard_id": 1, "num_shards": 3},
+    "shared_graph_tail": {},
     "sample_tensors": {},
     "constant_batches": {},
     "handed_loader": {"data_dir": str(FIXTURES / "data" / "images"), "crop": 16, "batch_size": 4},
@@ -84,7 +86,7 @@ RUNNABLE = {
 # fixtures that import PyTorch (installed by .ci/run from the machine's local wheel)
 NEEDS_TORCH = {"inline_iterator", "nemo_audio_dataset", "iter_setup_feed", "torch_training", "lightning_datamodule", "held_in_self", "train_script", "source_epochs", "self_sources", "torch_copies",
                "segmentation_wrapper", "speech_jasper", "raised_source_epochs", "legacy_iterator_size", "datapipe_on_self", "nested_loader",
-               "handed_loader", "returned_pipelines", "guarded_imports"}
+               "handed_loader", "returned_pipelines", "guarded_imports", "pipelines_per_gpu"}
 
 
 # fixtures that import JAX (.ci/run installs its CPU build)

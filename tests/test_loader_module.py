@@ -136,3 +136,14 @@ def test_a_loader_from_an_earlier_version_cannot_count_an_iterators_size(tmp_pat
     assert result.exit_code == 2, result.output
     assert "cannot count epochs of DALIGenericIterator's size=" in result.output
     assert (tmp_path / "sized.py").read_bytes() == before
+
+
+def test_a_loader_from_an_earlier_version_cannot_step_a_list_of_pipelines(tmp_path):
+    earlier = module_source().replace("self.pipelines", "self.pipeline_list")  # what it had not
+    (tmp_path / "dali_torch_loader.py").write_text(earlier)
+    (tmp_path / "per_gpu.py").write_text((FIXTURES / "migrate" / "pipelines_per_gpu.input.py").read_text())
+    before = (tmp_path / "per_gpu.py").read_bytes()
+    result = _migrate(str(tmp_path))
+    assert result.exit_code == 2, result.output
+    assert "cannot step a list of pipelines together" in result.output
+    assert (tmp_path / "per_gpu.py").read_bytes() == before

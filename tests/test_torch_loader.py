@@ -87,6 +87,58 @@ def test_same_epochs_as_dali_iterator(layout, policy):
     assert epochs_by_next_calls(migrated_loader(args, batch_size, policy, False), 4) == expected
 
 
+def dali_iterator_over_shards(args, batch_size, policy, auto_reset):
+    """DALI's iterator given one pipeline per shard (one per GPU, as multi-GPU examples write it)."""
+    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None)
+    def labels(shard_id):
+        _, label = fn.readers.file(**{**args, "shard_id": shard_id}, name="Reader")
+        return label
+
+    pipes = [labels(shard_id) for shard_id in range(args["num_shards"])]
+    return DALIGenericIterator(pipes, ["label"], reader_name="Reader", last_batch_policy=POLICIES[policy],
+                               auto_reset=auto_reset)
+
+
+def migrated_loader_over_shards(args, batch_size, policy, auto_reset):
+    def endless(reader):
+        for _ in itertools.count():
+            for _, labels in reader.next_epoch(batch_size=batch_size):
+                yield (labels,)
+
+    shards = range(args["num_shards"])
+    batches = [endless(ndd.readers.File(**{**args, "shard_id": shard_id})) for shard_id in shards]
+    metas = [ndd.readers.File(**{**args, "shard_id": shard_id}).get_metadata() for shard_id in shards]
+    return DALITorchLoader(batches, ["label"], batch_size, metas, last_batch_policy=policy, auto_reset=auto_reset)
+
+
+def all_shards_by_for_loops(loader, epochs, reset):
+    seen = []
+    for _ in range(epochs):
+        seen.append((len(loader), [[d["label"].ravel().tolist() for d in data] for data in loader]))
+        if reset:
+            loader.reset()
+    return seen
+
+
+SHARDED = [layout for layout in LAYOUTS if layout[2] > 1]
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("layout", SHARDED, ids=lambda layout: "-".join(map(str, layout)))
+def test_a_list_of_pipelines_steps_together_as_dali_iterator(layout, policy):
+    """One pipeline per shard: each step a list of one dict per pipeline, the last batch of each
+    shard trimmed or dropped by its own size, shards moving on after each epoch."""
+    files, batch_size, shards, _, stick, pad = layout
+    args = reader_args(files, shards, 0, stick, pad)
+    for auto_reset in (True, False):
+        expected = all_shards_by_for_loops(dali_iterator_over_shards(args, batch_size, policy, auto_reset), 4,
+                                           not auto_reset)
+        actual = all_shards_by_for_loops(migrated_loader_over_shards(args, batch_size, policy, auto_reset), 4,
+                                         not auto_reset)
+        assert actual == expected, (auto_reset, expected)
+        assert {len(step) for _, epoch in expected for step in epoch} == {shards}
+
+
 def test_without_reset_a_finished_epoch_stays_finished_until_a_new_loop():
     args = reader_args(11, 1, 0, False, False)
     for make in (dali_iterator, migrated_loader):

@@ -76,9 +76,8 @@ class MigrationResult:
     imports_loader: bool = False  # the module now imports DALITorchLoader from ``loader_import``
     # functions of other modules that outputs of migrated pipelines are passed to
     helper_requests: list[HelperRequest] = field(default_factory=list)
-    loader_ends_at_sources: bool = False  # some DALITorchLoader it makes has no reader_meta
     loader_for_jax: bool = False  # it makes a DALIJaxLoader
-    loader_counts_size: bool = False  # some DALITorchLoader it makes counts DALI's ``size=``
+    loader_modes: frozenset[str] = frozenset()  # what its DALITorchLoaders need (loader_module.MODES)
 
 
 @dataclass(frozen=True)
@@ -638,5 +637,4 @@ def migrate_module(module: cst.Module, facts: ModuleFacts, findings: list[Findin
                             for p in plans if p.imported and not p.migratable},
                            {p.graph.name: pipeline_safety(p) for p in own},
                            bool(needs_loader and loader_import), _helper_requests(module, facts, own),
-                           loader_ends_at_sources=bool(reader_meta.epoch_end_calls),
-                           loader_for_jax=for_jax, loader_counts_size=reader_meta.sized)
+                           loader_for_jax=for_jax, loader_modes=reader_meta.loader_modes())

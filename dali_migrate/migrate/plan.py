@@ -7,7 +7,7 @@ Batches. Each reason not to migrate is a ``Blocker`` that becomes a TODO comment
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
@@ -27,6 +27,7 @@ from .helpers import graph_helpers, nested_functions, random_helper_calls
 from .names import all_params, assigned_targets, calls_named, scope_names, unique_name, variable_names
 from .ops import MATH_MODULE, dtype_arguments, is_true, keyword_values, shapes_call_problem
 from .places import node_ids
+from ..pipeline_parameters import bound_values, returned_values
 from .spread_arguments import spelled_spread
 
 if TYPE_CHECKING:  # constants.py builds on this module
@@ -173,7 +174,7 @@ def plan_decorated_pipeline(graph: Graph, facts: ModuleFacts, strays: dict[str, 
     _check_auto_aug_helpers(plan, facts)
     _check_operator_objects(plan, facts)
     _check_called_parameters(plan, facts)
-    _check_body(plan)
+    _check_body(plan, facts)
     _check_outside_state(plan)
     _check_source_setup(plan)
     _check_conditionals(plan, keywords)
@@ -412,12 +413,12 @@ def _check_shapes_call(plan: PipelinePlan, call: cst.Call) -> None:
         plan.block("DM015", call, problem)
 
 
-def _check_body(plan: PipelinePlan) -> None:
+def _check_body(plan: PipelinePlan, facts: ModuleFacts) -> None:
     body = plan.function.body.body
     if not body or not _is_return(body[-1]):
         plan.block("DM001", plan.function, "the graph does not end with `return`")
         return
-    shape = _returned_outputs(body[-1].body[0].value, plan.graph)
+    shape = _returned_outputs(body[-1].body[0].value, plan.graph, facts)
     if shape is None:
         returned = cst.Module([]).code_for_node(body[-1].body[0].value)
         plan.block("DM001", body[-1], f"the graph returns `{returned}`: one output or several cannot be told "
@@ -919,9 +920,20 @@ def _name_from_data(expression: cst.BaseExpression, earlier: list[cst.BaseStatem
     return None
 
 
-def _returned_outputs(value: cst.BaseExpression, graph: Graph) -> str | None:
+def _returned_outputs(value: cst.BaseExpression, graph: Graph, facts: ModuleFacts) -> str | None:
     """"outputs" for a tuple or list written out, "sequence" for one built by a call or a
     concatenation, "single" for one DataNode; None when the migration cannot tell."""
+    return _outputs_of(value, facts, 0, lambda name: name in graph.datanodes)
+
+
+def _outputs_of(value: cst.BaseExpression | None, facts: ModuleFacts, depth: int,
+                one_output: Callable[[str], bool]) -> str | None:
+    """``one_output``: whether a name holds one output."""
+    if isinstance(value, cst.Name):
+        return "single" if one_output(value.value) else None
+    if isinstance(value, cst.IfExp):
+        kinds = {_outputs_of(branch, facts, depth, one_output) for branch in (value.body, value.orelse)}
+        return kinds.pop() if len(kinds) == 1 else None
     if isinstance(value, (cst.Tuple, cst.List)):
         return "outputs"
     if isinstance(value, cst.Call) and dotted_name(value.func) in ("tuple", "list"):
@@ -929,11 +941,34 @@ def _returned_outputs(value: cst.BaseExpression, graph: Graph) -> str | None:
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and (
             isinstance(value.left, (cst.Tuple, cst.List)) or isinstance(value.right, (cst.Tuple, cst.List))):
         return "sequence"
-    if isinstance(value, cst.Name):
-        return "single" if value.value in graph.datanodes else None
+    helper = _module_function_called(value, facts)
+    if helper is not None:
+        return _helper_outputs(helper, facts, depth + 1)
     if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Attribute)):
         return "single"
     return None
+
+
+def _module_function_called(value: cst.BaseExpression | None, facts: ModuleFacts) -> cst.FunctionDef | None:
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+        return None
+    definitions = facts.module_functions.get(value.func.value, [])
+    return definitions[0] if len(definitions) == 1 else None
+
+
+def _helper_outputs(helper: cst.FunctionDef, facts: ModuleFacts, depth: int) -> str | None:
+    """What the graph returns when it returns a call of ``helper``, a function of the module
+    (``return common_pipeline(jpegs, labels)``): "sequence" where each of its ``return``s gives
+    several outputs, "single" where each gives one; None where they differ or cannot be told."""
+    if depth > 3:
+        return None
+    def one_output(name: str) -> bool:  # a parameter, or bound to one output only
+        return all(_outputs_of(value, facts, depth, lambda _: True) == "single"
+                   for bound, value in bound_values(helper) if bound == name)
+
+    kinds = {_outputs_of(value, facts, depth, one_output) for value in returned_values(helper)}
+    kinds = {"sequence" if kind == "outputs" else kind for kind in kinds}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _is_return(statement: cst.BaseStatement) -> bool:

@@ -26,7 +26,7 @@ from typing import Protocol
 import libcst as cst
 
 
-from ..analysis import RUN_METHODS, ModuleFacts, Site, iterated_pipeline
+from ..analysis import RUN_METHODS, ModuleFacts, Site, container_elements, iterated_pipeline
 from ..imports import code_of, dotted_name
 from .names import scope_names
 from .ops import bracket_moved, keyword_values, reader_constructor, realigned
@@ -58,6 +58,7 @@ class ReaderMetaRewrites:
     preludes: dict[int, dict[str, cst.BaseStatement]] = field(default_factory=dict)
     epoch_end_calls: set[int] = field(default_factory=set)  # id(factory call) -> gets mark_epoch_ends=True
     sized: bool = False  # a loader counts the iterator's ``size=`` samples per epoch
+    stepped_together: bool = False  # a loader steps a list of pipelines
 
     def rewrite(self, site: Site, expression: cst.BaseExpression, loader: bool = False) -> None:
         """``site`` becomes ``expression``; a site a pipeline bound in each branch of an ``if``
@@ -85,7 +86,13 @@ class ReaderMetaRewrites:
             whole.flagged_calls |= part.flagged_calls
             whole.epoch_end_calls |= part.epoch_end_calls
             whole.sized |= part.sized
+            whole.stepped_together |= part.stepped_together
         return whole
+
+    def loader_modes(self) -> frozenset[str]:
+        """What the loaders these rewrites make need of the loader module (loader_module.MODES)."""
+        needs = {"sources": bool(self.epoch_end_calls), "size": self.sized, "pipelines": self.stepped_together}
+        return frozenset(mode for mode, needed in needs.items() if needed)
 
 
 class Loaders(Protocol):
@@ -213,12 +220,53 @@ def _one_of_several(var: str, plan, facts: ModuleFacts, handed_to_a_loader: bool
     """Why the metadata or iterator of a pipeline picked from a list, dict or loop is not
     planned: it is looked up after the statement that makes the pipeline."""
     if handed_to_a_loader and var in facts.pipeline_containers:
-        return (f"the iterator is given `{spelled(var)}`, a list of pipelines (one per GPU), and gives a batch of "
-                "each per step; the migrated loader takes one pipeline: make one loader for each and step them "
-                "together with `zip`")
+        return (f"the iterator is given `{spelled(var)}`, a list or dict of pipelines; the migrated loader steps "
+                "a list of pipelines when one statement of this module makes it (`pipes = [graph(shard_id=i, "
+                "...) for i in range(n)]`), of one graph without checkpointing: make it so")
     return (f"`{spelled(var)}` holds one of several pipelines (kept in a list or dict, or taken in a "
             "loop), and its reader's metadata is read where a pipeline is made: make the pipeline it reads "
             f"with an assignment of its own (`pipe = {plan.graph.name}(...)`)")
+
+
+def _stepped_together(plan, var: str, loader_sites: list[Site], facts: ModuleFacts, places,
+                      rewrites: ReaderMetaRewrites, loaders) -> None:
+    """``DALIGenericIterator(pipes, ..., reader_name="Reader")`` over ``pipes = [graph(shard_id=i,
+    ...) for i in range(n)]`` (one pipeline per GPU): the loader steps the generators together,
+    given the metadata each yields first, all read right after the list is made."""
+    bindings = facts.container_values.get(var, [])
+    if facts.pipeline_containers.get(var) is not list or len(bindings) != 1 or plan.imported or plan.checkpointing:
+        raise NotMigratable(_one_of_several(var, plan, facts, handed_to_a_loader=True))
+    calls = container_elements(bindings[0])
+    others = [call for call in calls if dotted_name(call.func) != plan.graph.name]
+    if others:
+        raise NotMigratable(f"the iterator is given `{spelled(var)}`, a list of pipelines of several graphs "
+                            f"(`{_short(others[0])}` too): the migrated loader steps pipelines of one graph")
+    meta = _meta_name(spelled(var), "", False)
+    for site in loader_sites:
+        _check_stepped_together(site, calls[0], var, places, loaders)
+        reader = loaders.reader_name(site)
+        given = meta if len(plan.readers) == 1 else f"[each[{reader_name_node(_named_readers(plan)[reader].node).value}] for each in {meta}]"
+        for call in calls:
+            rewrites.rewrite(site, loaders.replace(site, call, given), loader=True)
+    plan.yields_reader_meta = True
+    rewrites.flagged_calls |= {id(call) for call in calls}
+    rewrites.stepped_together = True
+    statements = rewrites.statements_after.setdefault(id(bindings[0]), {})
+    statements.setdefault(meta, cst.parse_statement(f"{meta} = [next(pipe) for pipe in {spelled(var)}]\n"))
+
+
+def _check_stepped_together(site: Site, made: cst.Call, var: str, places, loaders) -> None:
+    from .iterators import IteratorNotMigratable, is_jax
+
+    if is_jax(site):
+        raise IteratorNotMigratable(site, f"JAX's iterator spreads `{spelled(var)}`, a list of pipelines, over its "
+                                          "devices; the migrated loader gives each batch where it was made")
+    if loaders.ends_at_sources(site) or loaders.counts_size(site):
+        raise IteratorNotMigratable(site, f"the iterator is given `{spelled(var)}`, a list of pipelines, without "
+                                          "`reader_name=`: the migrated loader steps several pipelines by their "
+                                          "reader's epochs only")
+    if places.scope(site.node) is not places.scope(made) or places.order(site.node) < places.order(made):
+        raise IteratorNotMigratable(site, f"make the iterator after `{spelled(var)}`, in the function that makes it")
 
 
 def _graph_locals(function: cst.FunctionDef) -> set[str]:
@@ -238,6 +286,9 @@ def plan_reader_meta(plan, facts: ModuleFacts, factory_statements: dict[str, lis
         sites = meta_sites(facts, [var])
         settings = setting_sites(facts, [var])
         loader_sites = loaders.sites(var) if loaders else []
+        if var in facts.pipeline_containers and loader_sites and not (sites or settings):
+            _stepped_together(plan, var, loader_sites, facts, places, rewrites, loaders)
+            continue
         if (var in facts.picked_from or var in facts.pipeline_containers) and (sites or settings or loader_sites):
             raise NotMigratable(_one_of_several(var, plan, facts, handed_to_a_loader=bool(loader_sites)))
         if var in facts.parameter_pipelines and (sites or settings or loader_sites):

@@ -24,12 +24,14 @@ class DALITorchLoader:
     With `size=` (DALI's iterator given `size=` instead of `reader_name=`), an epoch is that
     many samples, counted as DALI counted them. Without either, the pipeline's sources end each
     epoch, as DALI's iterator without `reader_name` did: `batches` yields None where they raised
-    StopIteration.
+    StopIteration. Given a list of pipelines (one per GPU) and a list of their readers' metadata,
+    it steps them together, as DALI's iterator given a list of pipelines: a list of dicts per step.
     Written by dali-migrate; one copy can serve every module that needs it."""
 
     def __init__(self, batches, output_map, batch_size, reader_meta=None, last_batch_policy="fill",
                  auto_reset=False, size=None, last_batch_padded=False):
         self.batches = batches
+        self.pipelines = list(batches) if isinstance(batches, (list, tuple)) else [batches]
         self.output_map = list(output_map)
         self.batch_size = batch_size
         # "fill", "partial", "drop", or DALI's LastBatchPolicy.FILL, .PARTIAL, .DROP
@@ -39,16 +41,21 @@ class DALITorchLoader:
         self.counter = 0
         self.epoch_over = False
         self.fixed_size = size is not None and size > 0  # DALI's `size=`: epochs of that many samples
+        self.shard_ids = [None]  # the shard each pipeline reads, where a reader's metadata says
+        if len(self.pipelines) > 1 and (self.fixed_size or reader_meta is None):
+            raise ValueError("several pipelines are stepped together by their readers' metadata only")
         if self.fixed_size:
             self.size, self.padded = int(size), bool(last_batch_padded)
             return
         if reader_meta is None:
             self.size = -1  # epochs end where the sources say, of any length
             return
+        metas = reader_meta if isinstance(reader_meta, (list, tuple)) else [reader_meta]
+        reader_meta = metas[0]  # the pipelines' readers differ only in their shard
         total, shards = reader_meta["epoch_size"], reader_meta["number_of_shards"]
         self.padded = bool(reader_meta["pad_last_batch"])
         self.stick_to_shard = bool(reader_meta["stick_to_shard"])
-        self.shard_id = reader_meta["shard_id"]
+        self.shard_ids = [meta["shard_id"] for meta in metas]
         # every shard is counted: all ranks of a job must agree on the number of steps
         self.first_shard_sizes = [(i + 1) * total // shards - i * total // shards for i in range(shards)]
         self.shard_sizes = list(self.first_shard_sizes)
@@ -85,30 +92,33 @@ class DALITorchLoader:
             return self._next_from_sources()
         if self.counter >= self.size:
             self._end_epoch()
-        outputs = next(self.batches)
+        outputs = [next(batches) for batches in self.pipelines]
         self.counter += self.batch_size
         if self.last_batch_policy == "drop" and self._past_a_shard_end(self.counter):
-            self._end_epoch()  # the incomplete batch was read, as the pipeline did, and dropped
+            self._end_epoch()  # the incomplete batch was read, as the pipelines did, and dropped
+        return self._step([self._named(each, shard_id) for each, shard_id in zip(outputs, self.shard_ids)])
+
+    def _named(self, outputs, shard_id):
         tensors = [self._tensor(output) for output in outputs]
         if self.last_batch_policy == "partial":
-            epoch_end = self.size if self.fixed_size else self.first_shard_sizes[self.shard_id]
+            epoch_end = self.size if self.fixed_size else self.first_shard_sizes[shard_id]
             left = self.batch_size - (self.counter - epoch_end)
             if left < self.batch_size:  # padding, or samples of the next epoch
                 tensors = [tensor[:left] for tensor in tensors]
-        return self._step(dict(zip(self.output_map, tensors)))
+        return dict(zip(self.output_map, tensors))
 
     def _next_from_sources(self):
         outputs = None if self.epoch_over else next(self.batches)
         if outputs is None:
             self.epoch_over = True
             self._end_epoch()
-        return self._step(dict(zip(self.output_map, [self._tensor(output) for output in outputs])))
+        return self._step([self._named(outputs, None)])
 
     def _tensor(self, output):
         return output.torch()
 
     def _step(self, named):
-        return [named]  # one dict per pipeline, as DALI's PyTorch iterator gave
+        return named  # one dict per pipeline, as DALI's PyTorch iterator gave
 
     def _past_a_shard_end(self, counter):
         if self.fixed_size:
@@ -127,7 +137,8 @@ class DALITorchLoader:
             return
         one_more = self.counter + self.batch_size
         if self.last_batch_policy == "drop" and self.size > self.counter and self._past_a_shard_end(one_more):
-            next(self.batches)  # the incomplete last batch, which the pipeline still produced
+            for batches in self.pipelines:
+                next(batches)  # the incomplete last batch, which the pipelines still produced
             self.counter = one_more
         if self.counter < self.size:
             return
@@ -140,7 +151,7 @@ class DALITorchLoader:
         else:
             self.counter = 0
         if not self.stick_to_shard:
-            self.shard_id = (self.shard_id + 1) % len(self.shard_sizes)
+            self.shard_ids = [(shard_id + 1) % len(self.shard_sizes) for shard_id in self.shard_ids]
         if carries:
             self._size_next_fill_epoch()
 
@@ -179,7 +190,7 @@ class DALIJaxLoader(DALITorchLoader):
         return jax.dlpack.from_dlpack(ndd.as_tensor(output))
 
     def _step(self, named):
-        return named
+        return named[0]
 '''
 
 MODULE_DOCSTRING = '''"""The PyTorch loader that migrated DALI pipelines use in place of DALI's

@@ -167,7 +167,15 @@ def _merge(a: Value | None, b: Value | None) -> Value | None:
         return None if OTHER in (getattr(a, "kind", None), getattr(b, "kind", None)) else a or b
     if a.kind != b.kind:
         return b if a.kind == OTHER else a
-    return Value(a.kind, a.origins | b.origins, a.items if a.items == b.items else None)
+    return Value(a.kind, a.origins | b.origins, _merged_items(a.items, b.items))
+
+
+def _merged_items(a: tuple | None, b: tuple | None) -> tuple | None:
+    """Two tuples of one length: what each position may hold (a function's summary, met again
+    with what its callers pass known)."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return a if a == b else tuple(_merge(x, y) for x, y in zip(a, b))
 
 
 def _merged_env(*envs: dict[str, Value]) -> dict[str, Value]:
@@ -931,6 +939,10 @@ class ValueModel(ast.NodeVisitor):
                 return receiver
             if method == "select":
                 return Value(TENSOR, receiver.origins)
+            return None
+        if receiver.kind in (OUTPUTS, "tuple") and method in SAME_KIND_METHODS and _holds_data(receiver):
+            self.report("DM018", f"`.{method}()` on a tuple of a pipeline's outputs, not on one ndd Batch: "
+                                 "call it on each output", node, receiver)
             return None
         if receiver.kind == READER and method == "next_epoch":
             return Value(EPOCH, receiver.origins)

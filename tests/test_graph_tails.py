@@ -49,3 +49,17 @@ def test_the_iterator_counts_the_outputs_of_the_shared_tail():
     three = source + pipe + 'loader = DALIGenericIterator(pipe, ["x", "y", "z"], reader_name="Reader")\n'
     kept, migrated = _migrated(three)
     assert "the iterator names 3 outputs; the pipeline must return as many" in migrated
+
+
+def test_the_audit_catches_evaluate_on_the_tuple_a_tail_returns():
+    """What the migration wrote before it looked into the tail: the audit must not let it pass."""
+    from dali_migrate.audit import audit
+
+    _, migrated = _migrated(SOURCE)
+    broken = migrated.replace("yield tuple(output.evaluate() for output in common_pipeline(jpegs, labels))",
+                              "yield (common_pipeline(jpegs, labels).evaluate(),)")
+    assert broken != migrated
+    problems = audit(broken.encode())
+    assert [(p.code, p.origins) for p in problems] == [("DM018", frozenset({"file_reader_pipeline"}))]
+    assert "`.evaluate()` on a tuple of a pipeline's outputs" in problems[0].message
+    assert audit(migrated.encode()) == []

@@ -26,6 +26,7 @@ from ..visitors import Visitor, walk
 from ..pipeline_parameters import returned_values
 from .names import all_names
 from .ops import NotALiteral, bracket_moved, keyword_arg, keyword_values, literal_value, realigned
+from .plan import module_function_called
 from ..analysis import is_pipeline_target
 from .reader_meta import NotMigratable, reader_name_node
 
@@ -191,18 +192,11 @@ def _output_count(function: cst.FunctionDef, facts: ModuleFacts) -> int | None:
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
         return None
     value = last.body[0].value
-    helper = _helper_returned(value, facts)
+    helper = module_function_called(value, facts)
     if helper is not None and helper is not function:
         counts = {_elements_returned(returned) for returned in returned_values(helper)}
         return counts.pop() if len(counts) == 1 else None
     return _elements_returned(value)
-
-
-def _helper_returned(value: cst.BaseExpression | None, facts: ModuleFacts) -> cst.FunctionDef | None:
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
-        return None
-    definitions = facts.module_functions.get(value.func.value, [])
-    return definitions[0] if len(definitions) == 1 else None
 
 
 def _elements_returned(value: cst.BaseExpression | None) -> int | None:

@@ -941,7 +941,7 @@ def _outputs_of(value: cst.BaseExpression | None, facts: ModuleFacts, depth: int
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and (
             isinstance(value.left, (cst.Tuple, cst.List)) or isinstance(value.right, (cst.Tuple, cst.List))):
         return "sequence"
-    helper = _module_function_called(value, facts)
+    helper = module_function_called(value, facts)
     if helper is not None:
         return _helper_outputs(helper, facts, depth + 1)
     if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Attribute)):
@@ -949,7 +949,8 @@ def _outputs_of(value: cst.BaseExpression | None, facts: ModuleFacts, depth: int
     return None
 
 
-def _module_function_called(value: cst.BaseExpression | None, facts: ModuleFacts) -> cst.FunctionDef | None:
+def module_function_called(value: cst.BaseExpression | None, facts: ModuleFacts) -> cst.FunctionDef | None:
+    """The function of the module that ``value`` calls by its name, where one ``def`` defines it."""
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
         return None
     definitions = facts.module_functions.get(value.func.value, [])
@@ -962,6 +963,7 @@ def _helper_outputs(helper: cst.FunctionDef, facts: ModuleFacts, depth: int) -> 
     several outputs, "single" where each gives one; None where they differ or cannot be told."""
     if depth > 3:
         return None
+
     def one_output(name: str) -> bool:  # a parameter, or bound to one output only
         return all(_outputs_of(value, facts, depth, lambda _: True) == "single"
                    for bound, value in bound_values(helper) if bound == name)

@@ -244,8 +244,8 @@ def _stepped_together(plan, var: str, loader_sites: list[Site], facts: ModuleFac
     meta = _meta_name(spelled(var), "", False)
     for site in loader_sites:
         _check_stepped_together(site, calls[0], var, places, loaders)
-        reader = loaders.reader_name(site)
-        given = meta if len(plan.readers) == 1 else f"[each[{reader_name_node(_named_readers(plan)[reader].node).value}] for each in {meta}]"
+        key = _reader_key(plan, loaders.reader_name(site)) if len(plan.readers) > 1 else None
+        given = meta if key is None else f"[each[{key}] for each in {meta}]"
         for call in calls:
             rewrites.rewrite(site, loaders.replace(site, call, given), loader=True)
     plan.yields_reader_meta = True
@@ -253,6 +253,11 @@ def _stepped_together(plan, var: str, loader_sites: list[Site], facts: ModuleFac
     rewrites.stepped_together = True
     statements = rewrites.statements_after.setdefault(id(bindings[0]), {})
     statements.setdefault(meta, cst.parse_statement(f"{meta} = [next(pipe) for pipe in {spelled(var)}]\n"))
+
+
+def _reader_key(plan, reader: str) -> str:
+    """How the metadata a several-reader generator yields first names ``reader`` (its ``name=``)."""
+    return reader_name_node(_named_readers(plan)[reader].node).value
 
 
 def _check_stepped_together(site: Site, made: cst.Call, var: str, places, loaders) -> None:

@@ -126,24 +126,24 @@ def test_a_loader_from_an_earlier_version_serves_readers_but_not_epochs_the_sour
     assert (tmp_path / "dali_torch_loader.py").read_text() == earlier
 
 
-def test_a_loader_from_an_earlier_version_cannot_count_an_iterators_size(tmp_path):
-    earlier = module_source().replace(", size=None, last_batch_padded=False", "")  # it had no size=
+# what a loader module of an earlier dali-migrate lacked, the fixture that needs it, what migrate says
+EARLIER_LOADERS = {
+    "size": ((", size=None, last_batch_padded=False", ""), "legacy_iterator_size",
+             "cannot count epochs of DALIGenericIterator's size="),
+    "pipelines": (("self.pipelines", "self.pipeline_list"), "pipelines_per_gpu",
+                  "cannot step a list of pipelines together"),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(EARLIER_LOADERS))
+def test_a_loader_from_an_earlier_version_lacking_a_mode_leaves_the_file(tmp_path, mode):
+    (old, new), stem, message = EARLIER_LOADERS[mode]
+    earlier = module_source().replace(old, new)
     assert earlier != module_source()
     (tmp_path / "dali_torch_loader.py").write_text(earlier)
-    (tmp_path / "sized.py").write_text((FIXTURES / "migrate" / "legacy_iterator_size.input.py").read_text())
-    before = (tmp_path / "sized.py").read_bytes()
+    (tmp_path / "train.py").write_text((FIXTURES / "migrate" / f"{stem}.input.py").read_text())
+    before = (tmp_path / "train.py").read_bytes()
     result = _migrate(str(tmp_path))
     assert result.exit_code == 2, result.output
-    assert "cannot count epochs of DALIGenericIterator's size=" in result.output
-    assert (tmp_path / "sized.py").read_bytes() == before
-
-
-def test_a_loader_from_an_earlier_version_cannot_step_a_list_of_pipelines(tmp_path):
-    earlier = module_source().replace("self.pipelines", "self.pipeline_list")  # what it had not
-    (tmp_path / "dali_torch_loader.py").write_text(earlier)
-    (tmp_path / "per_gpu.py").write_text((FIXTURES / "migrate" / "pipelines_per_gpu.input.py").read_text())
-    before = (tmp_path / "per_gpu.py").read_bytes()
-    result = _migrate(str(tmp_path))
-    assert result.exit_code == 2, result.output
-    assert "cannot step a list of pipelines together" in result.output
-    assert (tmp_path / "per_gpu.py").read_bytes() == before
+    assert message in result.output
+    assert (tmp_path / "train.py").read_bytes() == before

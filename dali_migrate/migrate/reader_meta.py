@@ -220,9 +220,8 @@ def _one_of_several(var: str, plan, facts: ModuleFacts, handed_to_a_loader: bool
     """Why the metadata or iterator of a pipeline picked from a list, dict or loop is not
     planned: it is looked up after the statement that makes the pipeline."""
     if handed_to_a_loader and var in facts.pipeline_containers:
-        return (f"the iterator is given `{spelled(var)}`, a list or dict of pipelines; the migrated loader steps "
-                "a list of pipelines when one statement of this module makes it (`pipes = [graph(shard_id=i, "
-                "...) for i in range(n)]`), of one graph without checkpointing: make it so")
+        return (f"the iterator is given `{spelled(var)}`, a list or dict of pipelines, which the loader steps "
+                "only where nothing else reads their metadata or settings: read them where each is made")
     return (f"`{spelled(var)}` holds one of several pipelines (kept in a list or dict, or taken in a "
             "loop), and its reader's metadata is read where a pipeline is made: make the pipeline it reads "
             f"with an assignment of its own (`pipe = {plan.graph.name}(...)`)")
@@ -234,8 +233,9 @@ def _stepped_together(plan, var: str, loader_sites: list[Site], facts: ModuleFac
     ...) for i in range(n)]`` (one pipeline per GPU): the loader steps the generators together,
     given the metadata each yields first, all read right after the list is made."""
     bindings = facts.container_values.get(var, [])
-    if facts.pipeline_containers.get(var) is not list or len(bindings) != 1 or plan.imported or plan.checkpointing:
-        raise NotMigratable(_one_of_several(var, plan, facts, handed_to_a_loader=True))
+    refused = _not_stepped_together(plan, var, facts, bindings)
+    if refused:
+        raise NotMigratable(f"the iterator is given `{spelled(var)}`, {refused}")
     calls = container_elements(bindings[0])
     others = [call for call in calls if dotted_name(call.func) != plan.graph.name]
     if others:
@@ -253,6 +253,23 @@ def _stepped_together(plan, var: str, loader_sites: list[Site], facts: ModuleFac
     rewrites.stepped_together = True
     statements = rewrites.statements_after.setdefault(id(bindings[0]), {})
     statements.setdefault(meta, cst.parse_statement(f"{meta} = [next(pipe) for pipe in {spelled(var)}]\n"))
+
+
+def _not_stepped_together(plan, var: str, facts: ModuleFacts, bindings: list[cst.BaseExpression]) -> str | None:
+    """Why the loader cannot step the pipelines ``var`` holds (the end of a sentence), or None."""
+    if facts.pipeline_containers.get(var) is not list:
+        return "a dict of pipelines: the migrated loader steps a list of them; give it one"
+    if len(bindings) != 1:
+        return (f"a list of pipelines bound {len(bindings)} times: the migrated loader steps a list that one "
+                "statement makes; make it once")
+    if plan.imported:
+        return (f"a list of pipelines of `{plan.graph.name}`, defined in another file, whose generators would "
+                "yield their readers' metadata to this one: make the list and the iterator in that file (a "
+                "function there that returns the iterator)")
+    if plan.checkpointing:
+        return ("a list of checkpointed pipelines: checkpointing through the iterator needs a manual migration: "
+                "register each reader with an `ndd.checkpoint.Checkpoint`")
+    return None
 
 
 def _reader_key(plan, reader: str) -> str:

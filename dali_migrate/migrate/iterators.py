@@ -23,10 +23,8 @@ from ..analysis import ModuleFacts, Site, iterated_pipeline, single_element
 from ..imports import dotted_name
 from ..rules.dm010_framework_iterator import GUIDANCE, iterator_name, plugin_name
 from ..visitors import Visitor, walk
-from ..pipeline_parameters import returned_values
 from .names import all_names
 from .ops import NotALiteral, bracket_moved, keyword_arg, keyword_values, literal_value, realigned
-from .plan import module_function_called
 from ..analysis import is_pipeline_target
 from .reader_meta import NotMigratable, reader_name_node
 
@@ -184,27 +182,6 @@ def _policy_literal(node: cst.BaseExpression, facts: ModuleFacts) -> str | None:
     return None
 
 
-def _output_count(function: cst.FunctionDef, facts: ModuleFacts) -> int | None:
-    """How many outputs the graph returns: the elements of the tuple its last statement returns,
-    or of the one every ``return`` of the module function it returns the call of gives
-    (``return common_pipeline(jpegs, labels)``, as DALI's examples share a graph's tail)."""
-    last = function.body.body[-1] if function.body.body else None
-    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
-        return None
-    value = last.body[0].value
-    helper = module_function_called(value, facts)
-    if helper is not None and helper is not function:
-        counts = {_elements_returned(returned) for returned in returned_values(helper)}
-        return counts.pop() if len(counts) == 1 else None
-    return _elements_returned(value)
-
-
-def _elements_returned(value: cst.BaseExpression | None) -> int | None:
-    if isinstance(value, (cst.Tuple, cst.List)):
-        return None if any(isinstance(e, cst.StarredElement) for e in value.elements) else len(value.elements)
-    return None if value is None else 1
-
-
 def _batch_size(plan, factory_call: cst.Call, facts: ModuleFacts) -> cst.BaseExpression:
     given = keyword_values(factory_call)
     value = given.get("batch_size", plan.pipeline_args.get("batch_size"))
@@ -236,7 +213,7 @@ def loader_call(plan, site: Site, factory_call: cst.Call, meta: str | None, clas
     _check_one_device(bound)
     if isinstance(bound.get("output_map"), cst.Name) and module is not None:  # ``output_map=names``
         bound = {**bound, "output_map": _bound_literal(bound["output_map"], site.node, module)}
-    outputs = _checked_outputs(plan, bound, parameters, facts, by_reader=meta is not None and not sized)
+    outputs = _checked_outputs(plan, bound, parameters, by_reader=meta is not None and not sized)
     policy = _policy(bound, facts)
     if is_jax(site) and policy is not None and "partial" in cst.Module([]).code_for_node(policy).lower():
         raise NotMigratable("JAX's iterator refuses the PARTIAL policy (an AssertionError when it is made)")
@@ -274,14 +251,14 @@ def _check_one_device(bound: dict[str, cst.BaseExpression]) -> None:
                                 "each batch on the device that made it")
 
 
-def _checked_outputs(plan, bound: dict[str, cst.BaseExpression], parameters: list[str], facts: ModuleFacts,
+def _checked_outputs(plan, bound: dict[str, cst.BaseExpression], parameters: list[str],
                      by_reader: bool = True) -> list[str]:
     """The output names, once what the loader cannot reproduce has raised NotMigratable."""
     if plan.checkpointing:
         raise NotMigratable("checkpointing through the iterator (`loader.checkpoints()`) needs a manual "
                             "migration: register the reader with an `ndd.checkpoint.Checkpoint`")
     outputs = _strings(bound.get("output_map"), "output_map") if "output_map" in parameters else CLASSIFICATION_OUTPUTS
-    if _output_count(plan.function, facts) != len(outputs):
+    if plan.output_count != len(outputs):
         raise NotMigratable(f"the iterator names {len(outputs)} outputs; the pipeline must return as many")
     if not by_reader:
         return outputs

@@ -93,6 +93,7 @@ class PipelinePlan:
     sources: list[SourcePlan] = field(default_factory=list)  # external_source calls
     per_sample_ifs: list[conditionals.PerSampleIf] = field(default_factory=list)
     returns_sequence: bool = False  # ``return tuple(...)``: the outputs, not one output
+    output_count: int | None = None  # how many outputs the graph returns (None: not known)
     checkpointing: bool = False  # the generator takes a `checkpoint=` to register its state with
     imported: bool = False  # defined (and migrated) in another module; only its uses are here
     mixed_strings: set[int] = field(default_factory=set)  # "mixed" literals that become "gpu"
@@ -419,6 +420,7 @@ def _check_body(plan: PipelinePlan, facts: ModuleFacts) -> None:
         plan.block("DM001", plan.function, "the graph does not end with `return`")
         return
     shape = _returned_outputs(body[-1].body[0].value, plan.graph, facts)
+    plan.output_count = _output_count(body[-1].body[0].value, plan.function, facts)
     if shape is None:
         returned = cst.Module([]).code_for_node(body[-1].body[0].value)
         plan.block("DM001", body[-1], f"the graph returns `{returned}`: one output or several cannot be told "
@@ -941,7 +943,7 @@ def _outputs_of(value: cst.BaseExpression | None, facts: ModuleFacts, depth: int
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and (
             isinstance(value.left, (cst.Tuple, cst.List)) or isinstance(value.right, (cst.Tuple, cst.List))):
         return "sequence"
-    helper = module_function_called(value, facts)
+    helper = _module_function_called(value, facts)
     if helper is not None:
         return _helper_outputs(helper, facts, depth + 1)
     if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Attribute)):
@@ -949,7 +951,24 @@ def _outputs_of(value: cst.BaseExpression | None, facts: ModuleFacts, depth: int
     return None
 
 
-def module_function_called(value: cst.BaseExpression | None, facts: ModuleFacts) -> cst.FunctionDef | None:
+def _output_count(value: cst.BaseExpression, function: cst.FunctionDef, facts: ModuleFacts) -> int | None:
+    """How many outputs the graph returns: the elements of the tuple it returns, or of the one
+    every ``return`` of the module function it returns the call of gives (``return
+    common_pipeline(jpegs, labels)``, as DALI's examples share a graph's tail)."""
+    helper = _module_function_called(value, facts)
+    if helper is not None and helper is not function:
+        counts = {_elements_returned(returned) for returned in returned_values(helper)}
+        return counts.pop() if len(counts) == 1 else None
+    return _elements_returned(value)
+
+
+def _elements_returned(value: cst.BaseExpression | None) -> int | None:
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return None if any(isinstance(e, cst.StarredElement) for e in value.elements) else len(value.elements)
+    return None if value is None else 1
+
+
+def _module_function_called(value: cst.BaseExpression | None, facts: ModuleFacts) -> cst.FunctionDef | None:
     """The function of the module that ``value`` calls by its name, where one ``def`` defines it."""
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
         return None
